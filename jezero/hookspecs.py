@@ -1,0 +1,34 @@
+"""The hooks a Jezero plugin can implement. Three add things through a `register(...)` callback
+(so the host can refuse a duplicate name and record which plugin added what); one picks a single
+answer (`firstresult`). Every hook is documented, with an example, in hookspecs.md."""
+
+from pluggy import HookimplMarker, HookspecMarker
+
+hookspec = HookspecMarker("jezero")
+hookimpl = HookimplMarker("jezero")
+
+
+@hookspec
+def register_connector_types(register):
+    """Add connector types: `register(name, build, description="")`, where
+    `build(options: dict, context: ConnectorContext) -> Connector`. Pass `build=None` to declare a
+    type that is planned but not built yet, so check-config can tell it from a typo."""
+
+
+@hookspec
+def register_redactors(register):
+    """Add redactors: `register(name, redact)`, where `redact(text: str) -> str`. Every registered
+    redactor runs, in registration order, on every text before it is hashed, summarised or stored."""
+
+
+@hookspec
+def register_summarizers(register):
+    """Add summarizers: `register(name, build, description="")`, where
+    `build(config: SummarizerConfig) -> Summarizer`."""
+
+
+@hookspec(firstresult=True)
+def resolve_project(hints):
+    """Name the project of a session from `hints` (a ProjectHints), or return None to let the next
+    resolver answer. The first non-None answer wins: configured path rules run first, built-in
+    fallbacks (git repository, common roots, device, summarizer guess, default) run last."""
