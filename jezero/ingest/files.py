@@ -1,0 +1,94 @@
+"""Helpers that every file-based connector needs: tolerant JSONL reading, file signatures for
+cursors, timestamps, and caps on what a block may carry. Connector plugins import these; the
+pipeline does not."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, BinaryIO
+
+# A tool result or a pasted file can be megabytes; what a summary needs is its head (the command,
+# the first error) and its tail (the outcome). The cap keeps one block from filling a segment.
+TOOL_TEXT_LIMIT = 4000
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+
+@dataclass
+class JsonlRead:
+    records: list[tuple[int, Any]]  # (1-based line number, parsed JSON)
+    consumed: int  # bytes up to and including the last complete line
+    bad_lines: list[int] = field(default_factory=list)  # complete lines that were not JSON objects
+    partial_tail: bool = False  # the file ends in a line still being written
+
+
+def read_jsonl(path: str | os.PathLike, stream: BinaryIO | None = None) -> JsonlRead:
+    """Read every complete line of a JSONL file. A last line without its newline is left for the
+    next read (the agent is still writing it); a complete line that is not a JSON object is
+    recorded in `bad_lines` and skipped, never fatal."""
+    if stream is None:
+        with open(path, "rb") as f:
+            data = f.read()
+    else:
+        data = stream.read()
+    end = data.rfind(b"\n") + 1
+    result = JsonlRead(records=[], consumed=end, partial_tail=end < len(data) and bool(data[end:].strip()))
+    for number, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8", errors="replace"))
+        except ValueError:
+            result.bad_lines.append(number)
+            continue
+        if not isinstance(obj, dict):
+            result.bad_lines.append(number)
+            continue
+        result.records.append((number, obj))
+    return result
+
+
+def file_signature(path: str | os.PathLike) -> list[int]:
+    """[size, mtime_ns]: enough to tell whether a file changed since the cursor saw it."""
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns]
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An aware UTC datetime from an ISO-8601 string or epoch seconds/milliseconds; None if absent
+    or unreadable."""
+    if value is None or value == "":
+        return None
+    try:
+        if isinstance(value, (int, float)):
+            seconds = value / 1000 if value > 1e11 else value
+            return datetime.fromtimestamp(seconds, tz=timezone.utc)
+        text = str(value).strip()
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        dt = datetime.fromisoformat(text)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+
+
+def clip(text: str, limit: int = TOOL_TEXT_LIMIT) -> str:
+    """Keep the head and the tail of a long text, with a marker of what was cut."""
+    if len(text) <= limit:
+        return text
+    head = limit * 3 // 4
+    tail = limit - head
+    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-tail:]}"
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def expand(path: str) -> Path:
+    return Path(os.path.expandvars(os.path.expanduser(path)))
