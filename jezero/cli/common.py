@@ -1,0 +1,46 @@
+"""What every command module shares: the loaded config, the consoles, JSON output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from jezero import config as config_mod
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class State:
+    config_path: str | None = None
+
+
+state = State()
+
+
+def load_config(*, must_exist: bool = False) -> config_mod.Config:
+    """The config, or a clear message and exit code 2."""
+    try:
+        return config_mod.load(state.config_path, must_exist=must_exist)
+    except config_mod.ConfigError as e:
+        err.print(f"[red]error:[/red] the config has {len(e.problems)} problem(s):", markup=True)
+        for line in str(e).splitlines():
+            err.print(f"  {line}", markup=False)
+        raise typer.Exit(2)
+
+
+def fail(message: str, code: int = 1) -> None:
+    err.print("error: " + message, markup=False)
+    raise typer.Exit(code)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def is_terminal() -> bool:
+    return sys.stdout.isatty()

@@ -1,0 +1,316 @@
+"""The configuration: one TOML file, validated all at once.
+
+Where it is: `--config FILE`, else `$JEZERO_CONFIG`, else `config.toml` in the platform config
+folder. Secrets never appear in it: fields ending in `_env` name an environment variable, read
+from the environment or from a `.env` file next to the config (the environment wins).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from dotenv import dotenv_values
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+APP = "jezero"
+DEFAULT_TOKENIZER = "trigram remove_diacritics 1"
+
+# Option names that must never hold a secret inline: use `<name>_env` with a variable name instead.
+_SECRET_NAME = re.compile(r"(pass(word|wd)?|secret|token|api[_-]?key|credential|private[_-]?key|auth)", re.I)
+
+
+def default_config_path() -> Path:
+    return platformdirs.user_config_path(APP) / "config.toml"
+
+
+def default_data_dir() -> Path:
+    return platformdirs.user_data_path(APP)
+
+
+def resolve_config_path(explicit: str | os.PathLike | None = None) -> Path:
+    if explicit:
+        return Path(explicit).expanduser()
+    if os.environ.get("JEZERO_CONFIG"):
+        return Path(os.environ["JEZERO_CONFIG"]).expanduser()
+    return default_config_path()
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class StorageConfig(_Section):
+    path: str | None = None  # default: <platform data dir>/library.sqlite3
+    tokenizer: str = DEFAULT_TOKENIZER
+
+
+class SearchConfig(_Section):
+    candidate_pool: int = Field(200, ge=10, le=5000)
+    recency_half_life_days: float = Field(90.0, gt=0)
+    recency_weight: float = Field(0.3, ge=0, le=1)
+    default_limit: int = Field(10, ge=1)
+    max_limit: int = Field(50, ge=1, le=500)
+    # Upper bound on the work one query may do inside SQLite before it is cut short.
+    time_budget_ms: int = Field(250, ge=10, le=60000)
+
+
+class SummarizerConfig(_Section):
+    name: str = "offline"
+    model: str | None = None  # e.g. "anthropic/claude-haiku-4-5" or "openai/gpt-4o-mini"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    output_language: str | None = None  # ISO 639-1, e.g. "en": every item written in it
+    max_in_flight: int = Field(4, ge=1, le=64)
+    timeout_seconds: float = Field(60.0, gt=0)
+    max_retries: int = Field(2, ge=0, le=10)
+    budget_usd: float | None = Field(None, ge=0)  # stop a run cleanly once spent
+    budget_tokens: int | None = Field(None, ge=0)
+
+    def api_key(self) -> str | None:
+        """The key, read from the named variable (environment, then the .env beside the config)."""
+        return lookup_env(self.api_key_env) if self.api_key_env else None
+
+
+class IngestConfig(_Section):
+    settle_minutes: float = Field(30.0, ge=0)
+    max_input_chars: int = Field(60_000, ge=2_000, le=2_000_000)
+
+
+class ProjectRule(_Section):
+    path: str  # a glob over the working folder, e.g. "~/work/shop*"
+    project: str
+
+
+class ProjectsConfig(_Section):
+    rules: list[ProjectRule] = []
+    # Folders whose direct children are projects (a session in ~/src/shop/api is project "shop").
+    roots: list[str] = ["~/src", "~/code", "~/projects", "~/work", "~/dev", "~/repos", "~/git"]
+
+
+class ConnectorConfig(_Section):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # the source name
+    type: str
+    enabled: bool = True
+    interval_minutes: float = Field(15.0, gt=0)
+    default_project: str | None = None
+    options: dict[str, Any] = {}
+
+    @field_validator("options")
+    @classmethod
+    def _no_inline_secrets(cls, options: dict[str, Any]) -> dict[str, Any]:
+        for key in options:
+            if _SECRET_NAME.search(key) and not key.endswith("_env"):
+                raise ValueError(
+                    f"option {key!r} looks like a secret: put the value in an environment variable "
+                    f"and name it with {key}_env = \"VARIABLE\""
+                )
+        return options
+
+
+class ClientConfig(_Section):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    key_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    sources: list[str] = ["*"]  # glob patterns over source names
+    upload: bool = False
+
+
+class ServerConfig(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+
+
+class Config(_Section):
+    storage: StorageConfig = StorageConfig()
+    search: SearchConfig = SearchConfig()
+    summarizer: SummarizerConfig = SummarizerConfig()
+    ingest: IngestConfig = IngestConfig()
+    projects: ProjectsConfig = ProjectsConfig()
+    server: ServerConfig = ServerConfig()
+    connectors: list[ConnectorConfig] = []
+    clients: list[ClientConfig] = []
+
+    # Not from the file: where it was read from, and the .env values beside it.
+    _path: Path | None = None
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    def library_path(self) -> Path:
+        if self.storage.path:
+            p = Path(os.path.expandvars(self.storage.path)).expanduser()
+            if not p.is_absolute() and self._path is not None:
+                p = self._path.parent / p
+            return p
+        return default_data_dir() / "library.sqlite3"
+
+    def connector(self, name: str) -> ConnectorConfig:
+        for c in self.connectors:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+@dataclass
+class Problem:
+    key: str  # dotted path, e.g. "connectors[1].type"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}" if self.key else self.message
+
+
+class ConfigError(Exception):
+    def __init__(self, path: Path | None, problems: list[Problem]):
+        self.path = path
+        self.problems = problems
+        where = str(path) if path else "config"
+        super().__init__("\n".join(f"{where}: {p}" for p in problems))
+
+
+_dotenv: dict[str, str] = {}
+
+
+def lookup_env(name: str) -> str | None:
+    """A variable from the environment, else from the .env beside the loaded config."""
+    return os.environ.get(name) or _dotenv.get(name) or None
+
+
+def load(path: str | os.PathLike | None = None, *, must_exist: bool = False) -> Config:
+    """Read and validate the config; raises ConfigError listing every problem found."""
+    cfg_path = resolve_config_path(path)
+    data: dict[str, Any] = {}
+    if cfg_path.exists():
+        try:
+            data = tomllib.loads(cfg_path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(cfg_path, [Problem("", f"not valid TOML: {e}")]) from None
+    elif must_exist or path is not None:
+        raise ConfigError(cfg_path, [Problem("", "file not found (run `jezero init` to create one)")])
+    _dotenv.clear()
+    env_file = cfg_path.parent / ".env"
+    if env_file.exists():
+        _dotenv.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
+    problems: list[Problem] = []
+    config = None
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as e:
+        problems += [_problem(err) for err in e.errors()]
+    # Checked on the raw data too, so one run reports every problem, not the first layer's.
+    problems += _semantic_problems(data)
+    if problems:
+        raise ConfigError(cfg_path, problems)
+    config._path = cfg_path if cfg_path.exists() else None
+    return config
+
+
+def _problem(err: dict) -> Problem:
+    key = ""
+    for part in err["loc"]:
+        key += f"[{part}]" if isinstance(part, int) else (f".{part}" if key else str(part))
+    if err["type"] == "extra_forbidden":
+        return Problem(key, "unknown key")
+    msg = err["msg"].removeprefix("Value error, ")
+    # Echo the bad value only when it is a plain scalar outside connector options, which may
+    # hold a secret by mistake: check-config must never print one.
+    value = err.get("input")
+    if isinstance(value, (int, float, str, bool)) and ".options" not in key and not _SECRET_NAME.search(key):
+        msg += f" (got {value!r})"
+    return Problem(key, msg)
+
+
+def _semantic_problems(data: dict) -> list[Problem]:
+    """What the schema alone cannot see: duplicates, connector types, variables. Works on the raw
+    TOML so it runs even when the schema found problems. Plugins are consulted only when the
+    config names a connector or a summarizer other than the default."""
+    problems: list[Problem] = []
+
+    def entries(key):
+        value = data.get(key, [])
+        return [(i, e) for i, e in enumerate(value) if isinstance(e, dict)] if isinstance(value, list) else []
+
+    def duplicates(key, field, what):
+        seen = set()
+        for i, e in entries(key):
+            v = e.get(field)
+            if isinstance(v, str) and v in seen:
+                problems.append(Problem(f"{key}[{i}].{field}", f"duplicate {what} {v!r}"))
+            seen.add(v)
+
+    duplicates("connectors", "name", "source name")
+    duplicates("clients", "name", "client name")
+    duplicates("clients", "key_sha256", "key digest (two clients share one key)")
+
+    search = data.get("search") if isinstance(data.get("search"), dict) else {}
+    d, m = search.get("default_limit", 10), search.get("max_limit", 50)
+    if isinstance(d, int) and isinstance(m, int) and d > m:
+        problems.append(Problem("search.default_limit", f"is larger than search.max_limit ({m})"))
+
+    for key, var in _env_fields(data, entries):
+        if lookup_env(var) is None:
+            problems.append(Problem(key, f"environment variable {var} is not set (nor in the .env beside the config)"))
+
+    connectors = entries("connectors")
+    if connectors:
+        from jezero import plugins
+
+        types = plugins.connector_types()
+        for i, c in connectors:
+            name = c.get("type")
+            if not isinstance(name, str):
+                continue
+            t = types.get(name)
+            if t is None:
+                close = _closest(name, list(types))
+                hint = f"; did you mean {close!r}?" if close else f"; known types: {', '.join(sorted(types))}"
+                problems.append(Problem(f"connectors[{i}].type", f"unknown connector type {name!r}{hint}"))
+            elif t.build is None:
+                problems.append(Problem(
+                    f"connectors[{i}].type",
+                    f"connector type {name!r} is planned but not built yet ({t.description}); "
+                    "install a plugin that provides it or remove this connector",
+                ))
+
+    summ = data.get("summarizer") if isinstance(data.get("summarizer"), dict) else {}
+    name = summ.get("name", "offline")
+    if isinstance(name, str) and name != "offline":
+        from jezero import plugins
+
+        types = plugins.summarizer_types()
+        if name not in types:
+            known = ", ".join(sorted(types)) or "none installed (pip install jezero-summarizers)"
+            problems.append(Problem("summarizer.name", f"unknown summarizer {name!r}; known: {known}"))
+    return problems
+
+
+def _env_fields(data: dict, entries):
+    summ = data.get("summarizer")
+    if isinstance(summ, dict) and isinstance(summ.get("api_key_env"), str):
+        yield "summarizer.api_key_env", summ["api_key_env"]
+    for i, c in entries("connectors"):
+        options = c.get("options")
+        if isinstance(options, dict):
+            for k, v in options.items():
+                if k.endswith("_env") and isinstance(v, str):
+                    yield f"connectors[{i}].options.{k}", v
+
+
+def _closest(word: str, choices: list[str]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def source_allowed(source: str, patterns: list[str]) -> bool:
+    """Case-sensitive glob match of a source name against a client's patterns."""
+    return any(fnmatch.fnmatchcase(source, p) for p in patterns)
+

@@ -1,0 +1,301 @@
+"""The store: one SQLite file (through apsw, which bundles a modern SQLite) holding the items,
+their FTS5 index kept in sync in the same transaction, the connectors' cursors and state, and
+meta (schema version, tokenizer).
+
+Writers go through `Store`; every reader opens the file read-only with `open_readonly`. The store
+knows no ranking policy: that is the query layer's job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+import apsw
+
+from jezero.store.migrations import LATEST, current_version, migrate
+
+DEFAULT_TOKENIZER = "trigram remove_diacritics 1"
+# How long a writer or reader waits for a lock held by another connection before giving up.
+BUSY_TIMEOUT_MS = 10_000
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"  # fixed width, so text order is time order
+FTS_COLUMNS = ("title", "summary", "questions", "atoms", "project")
+
+
+class StoreError(Exception):
+    pass
+
+
+class TokenizerMismatch(StoreError):
+    pass
+
+
+def format_time(dt: datetime) -> str:
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).strftime(TIME_FORMAT)
+
+
+def parse_stored_time(text: str) -> datetime:
+    return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=timezone.utc)
+
+
+def now_text() -> str:
+    return format_time(datetime.now(timezone.utc))
+
+
+def sqlite_version() -> str:
+    return apsw.sqlite_lib_version()
+
+
+@dataclass
+class ItemRecord:
+    """One item as the pipeline writes it."""
+
+    uid: str
+    source: str
+    agent: str
+    session_id: str
+    segment_index: int
+    occurred_at: datetime
+    title: str
+    summary: str
+    questions: list[str]
+    atoms: list[dict[str, str]]
+    original: str
+    content_hash: str
+    summarizer: str
+    summary_schema: int
+    project: str | None = None
+    parent_session_id: str | None = None
+    started_at: datetime | None = None
+    summarizer_model: str | None = None
+    language: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    model: str | None = None
+    project_guess: str | None = None
+    device_project: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def fts_row(title: str, summary: str, questions: list[str], atoms: list[dict], project: str | None) -> tuple:
+    """The five indexed columns. Atom types are left out: 'error' or 'file' in every item would
+    make those words match everything."""
+    return (title, summary, "\n".join(questions), "\n".join(a["text"] for a in atoms), project or "")
+
+
+def _configure(conn: apsw.Connection) -> None:
+    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+
+
+def open_readonly(path: str | os.PathLike) -> apsw.Connection:
+    """A read-only connection: what every reader (query layer, server, CLI) uses."""
+    p = Path(path)
+    if not p.exists():
+        raise StoreError(f"no library at {p} (run `jezero init` or `jezero up` first)")
+    conn = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY)
+    _configure(conn)
+    return conn
+
+
+class Store:
+    """The writer side. One per process; SQLite serialises writers across processes."""
+
+    def __init__(self, path: str | os.PathLike, tokenizer: str = DEFAULT_TOKENIZER, *, migrate_to: int = LATEST):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = apsw.Connection(str(self.path))
+        _configure(self.db)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; WAL keeps it consistent
+        version = current_version(self.db)
+        if version > LATEST:
+            raise StoreError(
+                f"{self.path} has schema version {version}, newer than this jezero knows ({LATEST}): upgrade jezero"
+            )
+        if version:
+            stored = self.tokenizer()
+            if stored != tokenizer:
+                raise TokenizerMismatch(
+                    f"{self.path} was built with tokenizer {stored!r} but the config asks for {tokenizer!r}. "
+                    f"Either set storage.tokenizer = {stored!r}, or rebuild: move the file away, run "
+                    "`jezero init`, and `jezero run` to ingest again (cursors start over)."
+                )
+        try:
+            migrate(self.db, tokenizer, migrate_to)
+        except apsw.SQLError as e:
+            if "tokenize" in str(e):
+                raise StoreError(f"SQLite {sqlite_version()} cannot build tokenizer {tokenizer!r}: {e}") from None
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- meta --------------------------------------------------------------------------------
+
+    def tokenizer(self) -> str:
+        row = self.db.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
+        return row[0] if row else DEFAULT_TOKENIZER
+
+    def schema_version(self) -> int:
+        return current_version(self.db)
+
+    # -- connectors --------------------------------------------------------------------------
+
+    def cursor(self, connector: str) -> dict[str, Any]:
+        rows = self.db.execute("SELECT key, value FROM cursors WHERE connector=?", (connector,))
+        return {k: json.loads(v) for k, v in rows}
+
+    def connector_state(self, name: str) -> dict[str, Any] | None:
+        row = self.db.execute(
+            "SELECT name, last_run_at, last_success_at, last_error, warnings FROM connector_state WHERE name=?",
+            (name,),
+        ).fetchone()
+        if not row:
+            return None
+        return {"name": row[0], "last_run_at": row[1], "last_success_at": row[2], "last_error": row[3],
+                "warnings": json.loads(row[4])}
+
+    def record_run(self, name: str, *, error: str | None, warnings: list[str], ok: bool) -> None:
+        now = now_text()
+        with self.db:
+            self.db.execute(
+                """INSERT INTO connector_state(name, last_run_at, last_success_at, last_error, warnings)
+                   VALUES(?, ?, ?, ?, ?)
+                   ON CONFLICT(name) DO UPDATE SET last_run_at=excluded.last_run_at,
+                     last_success_at=COALESCE(excluded.last_success_at, connector_state.last_success_at),
+                     last_error=excluded.last_error, warnings=excluded.warnings""",
+                (name, now, now if ok else None, error, json.dumps(warnings)),
+            )
+
+    # -- items -------------------------------------------------------------------------------
+
+    def session_items(self, source: str, session_id: str) -> dict[str, tuple[int, str]]:
+        """uid -> (id, content_hash) of the items already stored for a session."""
+        rows = self.db.execute(
+            "SELECT uid, id, content_hash FROM items WHERE source=? AND session_id=?", (source, session_id)
+        )
+        return {uid: (i, h) for uid, i, h in rows}
+
+    def hash_exists(self, content_hash: str) -> tuple[int, str] | None:
+        row = self.db.execute("SELECT id, uid FROM items WHERE content_hash=? LIMIT 1", (content_hash,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def write(
+        self,
+        items: Iterable[ItemRecord],
+        *,
+        connector: str | None = None,
+        cursor: dict[str, Any] | None = None,
+        delete_uids: Iterable[str] = (),
+    ) -> list[int]:
+        """Upsert items, their FTS rows and the connector's cursor entries in one transaction."""
+        ids = []
+        now = now_text()
+        with self.db:
+            for uid in delete_uids:
+                self._delete(uid)
+            for it in items:
+                ids.append(self._upsert(it, now))
+            for key, value in (cursor or {}).items():
+                self.db.execute(
+                    "INSERT INTO cursors(connector, key, value) VALUES(?, ?, ?) "
+                    "ON CONFLICT(connector, key) DO UPDATE SET value=excluded.value",
+                    (connector, key, json.dumps(value)),
+                )
+        return ids
+
+    def set_cursor(self, connector: str, entries: dict[str, Any]) -> None:
+        self.write((), connector=connector, cursor=entries)
+
+    def _delete(self, uid: str) -> None:
+        row = self.db.execute("SELECT id FROM items WHERE uid=?", (uid,)).fetchone()
+        if row:
+            self.db.execute("DELETE FROM items_fts WHERE rowid=?", (row[0],))
+            self.db.execute("DELETE FROM items WHERE id=?", (row[0],))
+
+    def _upsert(self, it: ItemRecord, now: str) -> int:
+        values = dict(
+            uid=it.uid, source=it.source, agent=it.agent, project=it.project, session_id=it.session_id,
+            parent_session_id=it.parent_session_id, segment_index=it.segment_index,
+            occurred_at=format_time(it.occurred_at),
+            started_at=format_time(it.started_at) if it.started_at else None,
+            title=it.title, summary=it.summary, questions=json.dumps(it.questions, ensure_ascii=False),
+            atoms=json.dumps(it.atoms, ensure_ascii=False), original=it.original, content_hash=it.content_hash,
+            summarizer=it.summarizer, summarizer_model=it.summarizer_model, summary_schema=it.summary_schema,
+            language=it.language, cwd=it.cwd, git_branch=it.git_branch, model=it.model,
+            project_guess=it.project_guess, device_project=it.device_project, updated_at=now,
+        )
+        row = self.db.execute("SELECT id FROM items WHERE uid=?", (it.uid,)).fetchone()
+        if row:
+            item_id = row[0]
+            sets = ", ".join(f"{k}=:{k}" for k in values)
+            self.db.execute(f"UPDATE items SET {sets} WHERE id=:id", {**values, "id": item_id})
+            self.db.execute("DELETE FROM items_fts WHERE rowid=?", (item_id,))
+        else:
+            values["ingested_at"] = now
+            cols = ", ".join(values)
+            marks = ", ".join(f":{k}" for k in values)
+            self.db.execute(f"INSERT INTO items({cols}) VALUES({marks})", values)
+            item_id = self.db.last_insert_rowid()
+        self.db.execute(
+            "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
+            (item_id, *fts_row(it.title, it.summary, it.questions, it.atoms, it.project)),
+        )
+        return item_id
+
+    def set_project(self, item_id: int, project: str | None) -> None:
+        """Retag one item (and its index row) without touching anything else."""
+        with self.db:
+            row = self.db.execute(
+                "SELECT title, summary, questions, atoms FROM items WHERE id=?", (item_id,)
+            ).fetchone()
+            if not row:
+                raise StoreError(f"no item {item_id}")
+            self.db.execute("UPDATE items SET project=?, updated_at=? WHERE id=?", (project, now_text(), item_id))
+            self.db.execute("DELETE FROM items_fts WHERE rowid=?", (item_id,))
+            self.db.execute(
+                "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
+                (item_id, *fts_row(row[0], row[1], json.loads(row[2]), json.loads(row[3]), project)),
+            )
+
+    def record_call(self, *, run_id: str, source: str | None, uid: str | None, summarizer: str, model: str | None,
+                    input_tokens: int, output_tokens: int, cost_usd: float | None, ok: bool,
+                    error: str | None = None) -> None:
+        with self.db:
+            self.db.execute(
+                """INSERT INTO summarizer_calls(run_id, at, source, uid, summarizer, model, input_tokens,
+                   output_tokens, cost_usd, ok, error) VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
+                (run_id, now_text(), source, uid, summarizer, model, input_tokens, output_tokens, cost_usd,
+                 int(ok), error),
+            )
+
+    def integrity_check(self) -> str:
+        return self.db.execute("PRAGMA integrity_check").fetchone()[0]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "items": self.db.execute("SELECT count(*) FROM items").fetchone()[0],
+            "fts": self.db.execute("SELECT count(*) FROM items_fts").fetchone()[0],
+        }
+
+
+def row_to_item(row: dict[str, Any], *, include_original: bool = False) -> dict[str, Any]:
+    """A stored row as the dict every reader returns."""
+    item = dict(row)
+    item["questions"] = json.loads(item["questions"])
+    item["atoms"] = json.loads(item["atoms"])
+    if not include_original:
+        item.pop("original", None)
+    return item

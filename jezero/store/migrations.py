@@ -1,0 +1,111 @@
+"""Numbered schema migrations. Each runs once, in order, inside one transaction, and bumps
+meta.schema_version. Never edit a migration that has shipped: add the next one."""
+
+from __future__ import annotations
+
+
+def _v1(db, tokenizer: str) -> None:
+    db.execute(
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE items(
+            id INTEGER PRIMARY KEY,
+            uid TEXT NOT NULL UNIQUE,          -- source:session:segment, stable across runs
+            source TEXT NOT NULL,              -- the connector's name
+            agent TEXT NOT NULL,
+            project TEXT,
+            session_id TEXT NOT NULL,
+            parent_session_id TEXT,
+            segment_index INTEGER NOT NULL,
+            occurred_at TEXT NOT NULL,         -- UTC, fixed width, sorts as text
+            started_at TEXT,
+            title TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            questions TEXT NOT NULL,           -- JSON list of strings
+            atoms TEXT NOT NULL,               -- JSON list of {"type", "text"}
+            original TEXT NOT NULL,            -- the redacted segment text
+            content_hash TEXT NOT NULL,
+            summarizer TEXT NOT NULL,
+            summarizer_model TEXT,
+            summary_schema INTEGER NOT NULL,
+            language TEXT,
+            cwd TEXT,
+            git_branch TEXT,
+            model TEXT,                        -- the agent's model
+            project_guess TEXT,                -- the summarizer's project, kept for retag
+            device_project TEXT,               -- a project sent by a device, kept for retag
+            ingested_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX items_source_time ON items(source, occurred_at);
+        CREATE INDEX items_project_time ON items(project, occurred_at);
+        CREATE INDEX items_session ON items(source, session_id);
+        CREATE TABLE connector_state(
+            name TEXT PRIMARY KEY,
+            last_run_at TEXT,
+            last_success_at TEXT,
+            last_error TEXT,
+            warnings TEXT NOT NULL DEFAULT '[]'  -- JSON list of strings from the last run
+        );
+        CREATE TABLE cursors(
+            connector TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,               -- JSON, owned by the connector
+            PRIMARY KEY(connector, key)
+        ) WITHOUT ROWID;
+        """
+    )
+    tok = tokenizer.replace("'", "''")
+    db.execute(
+        f"CREATE VIRTUAL TABLE items_fts USING fts5(title, summary, questions, atoms, project, tokenize='{tok}')"
+    )
+    db.execute("INSERT INTO meta(key, value) VALUES('tokenizer', ?)", (tokenizer,))
+
+
+def _v2(db, tokenizer: str) -> None:
+    """Summarizer calls, for cost control: every call's tokens and cost, per run."""
+    db.execute(
+        """
+        CREATE TABLE summarizer_calls(
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            at TEXT NOT NULL,
+            source TEXT,
+            uid TEXT,
+            summarizer TEXT NOT NULL,
+            model TEXT,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL,
+            ok INTEGER NOT NULL,
+            error TEXT
+        );
+        CREATE INDEX summarizer_calls_run ON summarizer_calls(run_id);
+        """
+    )
+
+
+MIGRATIONS = [_v1, _v2]  # index + 1 = the version it produces
+LATEST = len(MIGRATIONS)
+
+
+def migrate(db, tokenizer: str, target: int = LATEST) -> int:
+    """Bring the database from its version to `target`; returns the version it started at."""
+    start = current_version(db)
+    for version in range(start + 1, target + 1):
+        with db:
+            MIGRATIONS[version - 1](db, tokenizer)
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(version),),
+            )
+    return start
+
+
+def current_version(db) -> int:
+    has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+    if not has_meta:
+        return 0
+    row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    return int(row[0]) if row else 0
