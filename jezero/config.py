@@ -90,8 +90,10 @@ class ProjectRule(_Section):
 
 class ProjectsConfig(_Section):
     rules: list[ProjectRule] = []
-    # Folders whose direct children are projects (a session in ~/src/shop/api is project "shop").
-    roots: list[str] = ["~/src", "~/code", "~/projects", "~/work", "~/dev", "~/repos", "~/git"]
+    # Folders whose direct children are projects: a session in ~/src/shop/api is project "shop".
+    # A bare name matches a folder of that name anywhere (paths from other computers too); a
+    # path ("~/clients") matches only there.
+    roots: list[str] = ["src", "code", "projects", "workspace", "work", "dev", "repos", "git", "github"]
 
 
 class ConnectorConfig(_Section):

@@ -27,6 +27,7 @@ ENTRY_POINT_GROUP = "jezero.connectors"
 BUILTIN_PLUGINS = (
     "jezero.ingest.redact",
     "jezero.ingest.projects",
+    "jezero.ingest.projects:Fallbacks",
     "jezero.ingest.planned",
 )
 
@@ -69,8 +70,10 @@ def reset() -> None:
 def _build() -> pluggy.PluginManager:
     pm = pluggy.PluginManager("jezero")
     pm.add_hookspecs(hookspecs)
-    for module in BUILTIN_PLUGINS:
-        pm.register(importlib.import_module(module), name=module)
+    for spec in BUILTIN_PLUGINS:
+        module, _, attr = spec.partition(":")
+        plugin = importlib.import_module(module)
+        pm.register(getattr(plugin, attr)() if attr else plugin, name=spec)
 
     wanted = os.environ.get("JEZERO_PLUGINS")
     allowed = None if wanted is None else {n.strip() for n in wanted.split(",") if n.strip()}

@@ -1,0 +1,158 @@
+"""Bringing sessions in: run, status, retag, resummarize."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Annotated, Optional
+
+import typer
+
+from jezero.cli import app
+from jezero.cli.common import err, fail, load_config, out, print_json
+
+
+@contextmanager
+def _progress(enabled: bool):
+    """A live spinner with the latest session on a terminal; plain lines otherwise."""
+    if not enabled:
+        yield lambda message: None
+        return
+    if sys.stderr.isatty():
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed} session(s)"),
+                      TimeElapsedColumn(), console=err, transient=True) as p:
+            task = p.add_task("ingesting", total=None)
+            yield lambda message: p.update(task, description=message[:70], advance=1)
+    else:
+        yield lambda message: err.print(message, markup=False)
+
+
+def _since(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        fail(f"--since: not a date or datetime: {value!r} (use YYYY-MM-DD or an ISO datetime)", 2)
+    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt
+
+
+@app.command()
+def run(
+    names: Annotated[Optional[list[str]], typer.Argument(help="Connectors to run (default: all enabled).")] = None,
+    due: Annotated[bool, typer.Option("--due", help="Only connectors whose interval has elapsed (for a timer).")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count segments and estimate tokens; send and write nothing.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the run reports as JSON.")] = False,
+) -> None:
+    """Ingest new and changed sessions from the configured connectors, one at a time."""
+    from jezero.ingest.runner import RunLocked, run_connectors
+
+    cfg = load_config()
+    if not cfg.connectors:
+        fail("no [[connectors]] in the config; see `jezero init` or `jezero up`", 2)
+    try:
+        with _progress(not quiet and not json_out) as progress:
+            reports = run_connectors(cfg, names or None, due=due, dry_run=dry_run, progress=progress)
+    except RunLocked as e:
+        fail(str(e), 3)
+    except LookupError as e:
+        fail(str(e), 2)
+    if json_out:
+        print_json([r.as_dict() for r in reports])
+    else:
+        for r in reports:
+            if dry_run:
+                out.print(f"{r.connector}: {r.sessions_seen} session(s) changed, "
+                          f"{r.segments_unchanged} segment(s) unchanged, would summarise "
+                          f"{r.segments_planned} segment(s), ~{r.estimated_tokens} tokens "
+                          f"({r.sessions_deferred} still active)", markup=False)
+                continue
+            line = (f"{r.connector}: {r.sessions_written} session(s) written, {r.items_written} item(s), "
+                    f"{r.segments_unchanged} unchanged, {r.sessions_deferred} still active")
+            if r.segments_failed:
+                line += f", {r.segments_failed} segment(s) failed"
+            if r.input_tokens or r.output_tokens:
+                line += f", {r.input_tokens + r.output_tokens} tokens"
+                if r.cost_usd:
+                    line += f" (${r.cost_usd:.4f})"
+            if r.budget_reached:
+                line += "; budget reached, stopped"
+            out.print(line, markup=False)
+            if r.error:
+                err.print(f"  error: {r.error}", markup=False)
+            for w in r.warnings[:10]:
+                err.print(f"  warning: {w}", markup=False)
+            if len(r.warnings) > 10:
+                err.print(f"  ... and {len(r.warnings) - 10} more warning(s)", markup=False)
+    if any(r.error for r in reports):
+        raise typer.Exit(1)
+
+
+@app.command()
+def status(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False) -> None:
+    """Each connector: items, last run, last success, last error."""
+    from jezero.ingest.runner import status as status_of
+
+    rows = status_of(load_config())
+    if json_out:
+        print_json(rows)
+        return
+    from rich.table import Table
+
+    table = Table("connector", "type", "items", "last run", "last success", "last error")
+    for r in rows:
+        table.add_row(r["name"], r["type"], str(r["items"]), r["last_run_at"] or "never",
+                      r["last_success_at"] or "never", r["last_error"] or "")
+    out.print(table)
+
+
+@app.command()
+def retag(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would change.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Re-apply the project rules to every stored item (no model involved)."""
+    from jezero.ingest.runner import retag as retag_items
+
+    report = retag_items(load_config(), dry_run=dry_run)
+    if json_out:
+        print_json(report.__dict__)
+    else:
+        verb = "would change" if dry_run else "changed"
+        out.print(f"{report.items} item(s) checked, {report.changed} {verb}", markup=False)
+
+
+@app.command()
+def resummarize(
+    source: Annotated[Optional[str], typer.Option("--source", help="Only items of this source.")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", help="Only items of this project.")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Only items from this date (UTC) on.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count items and estimate tokens; send nothing.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Summarise stored items again, on purpose (a new model or output language)."""
+    from jezero.ingest.runner import RunLocked
+    from jezero.ingest.runner import resummarize as resummarize_items
+
+    cfg = load_config()
+    try:
+        with _progress(not json_out) as progress:
+            report = resummarize_items(cfg, source=source, project=project, since=_since(since), dry_run=dry_run,
+                                       progress=progress)
+    except RunLocked as e:
+        fail(str(e), 3)
+    except LookupError as e:
+        fail(str(e), 2)
+    if json_out:
+        print_json(report.__dict__)
+    elif dry_run:
+        out.print(f"{report.matched} item(s) would be summarised again, ~{report.estimated_tokens} tokens", markup=False)
+    else:
+        out.print(f"{report.summarized} of {report.matched} item(s) summarised again, {report.failed} failed"
+                  + ("; budget reached, stopped" if report.budget_reached else ""), markup=False)
+    if report.failed:
+        raise typer.Exit(1)

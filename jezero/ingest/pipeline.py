@@ -1,0 +1,326 @@
+"""Where a session becomes items: settle, redact, segment, hash, summarise, name the project,
+write. The pipeline knows no source format (connectors do) and no ranking (the query layer does).
+
+Exactly once, safely: a session's items, their index rows and the connector's cursor entry for
+that session are written in one transaction. A crash at any point leaves either all of it or none
+of it, and the next run reads the session again from the cursor that was last committed. A
+session that is still active, that a summarizer failed on, or that the connector could not read
+cleanly keeps its old cursor entry, so it comes back next run; unchanged segments are recognised
+by their content hash and never summarised twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import Callable
+
+from jezero import plugins
+from jezero.config import Config, ConnectorConfig
+from jezero.ingest.segments import segment_session
+from jezero.models import (
+    SUMMARY_SCHEMA_VERSION,
+    ConnectorContext,
+    ProjectHints,
+    Segment,
+    Session,
+    Summarizer,
+    Summary,
+    Usage,
+)
+from jezero.store import ItemRecord, Store
+
+log = logging.getLogger("jezero.ingest")
+
+# A rough tokens-per-character ratio for English and code, for --dry-run estimates only.
+CHARS_PER_TOKEN = 4
+
+
+@dataclass
+class RunReport:
+    connector: str
+    sessions_seen: int = 0
+    sessions_written: int = 0
+    sessions_deferred: int = 0  # still active (settle)
+    sessions_held: int = 0  # written but cursor held: a warning or a failed segment
+    segments_summarized: int = 0
+    segments_unchanged: int = 0
+    segments_reused: int = 0  # same text already summarised under another uid
+    segments_failed: int = 0
+    items_written: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    segments_planned: int = 0  # dry run: segments that would be summarised
+    estimated_tokens: int = 0  # dry run: roughly what would be sent
+    budget_reached: bool = False
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class Budget:
+    """Stops a run cleanly once its tokens or money are spent. Shared across connectors."""
+
+    def __init__(self, usd: float | None = None, tokens: int | None = None):
+        self.usd, self.tokens = usd, tokens
+        self.spent_usd, self.spent_tokens = 0.0, 0
+        self._lock = threading.Lock()
+
+    def add(self, usage: Usage) -> None:
+        with self._lock:
+            self.spent_tokens += usage.input_tokens + usage.output_tokens
+            self.spent_usd += usage.cost_usd or 0.0
+
+    @property
+    def exhausted(self) -> bool:
+        return (self.usd is not None and self.spent_usd >= self.usd) or (
+            self.tokens is not None and self.spent_tokens >= self.tokens
+        )
+
+
+def redact_session(session: Session, redactors) -> Session:
+    def clean(text: str | None) -> str | None:
+        if not text:
+            return text
+        for r in redactors:
+            text = r.redact(text)
+        return text
+
+    blocks = [replace(b, text=clean(b.text)) for b in session.blocks]
+    return replace(session, blocks=blocks, title=clean(session.title), cwd=session.cwd)
+
+
+def build_summarizer(config: Config) -> Summarizer:
+    types = plugins.summarizer_types()
+    name = config.summarizer.name
+    if name not in types:
+        known = ", ".join(sorted(types)) or "none"
+        raise LookupError(f"summarizer {name!r} is not installed (installed: {known}); pip install jezero-summarizers")
+    return types[name].build(config.summarizer)
+
+
+@dataclass
+class _Pending:
+    session: Session
+    segments: list[Segment]
+    stale_uids: list[str]
+    futures: dict[str, Future]  # uid -> Future[(Summary, Usage)]
+    reused: dict[str, ItemRecord]  # uid -> item copied from an identical segment
+    hold_cursor: bool
+
+
+class Pipeline:
+    """Runs one connector: reads its sessions and writes their items."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        connector: ConnectorConfig,
+        summarizer: Summarizer | None,
+        *,
+        budget: Budget | None = None,
+        dry_run: bool = False,
+        now: datetime | None = None,
+        progress: Callable[[str], None] | None = None,
+    ):
+        self.store, self.config, self.conn_cfg = store, config, connector
+        self.summarizer = summarizer
+        self.budget = budget or Budget(config.summarizer.budget_usd, config.summarizer.budget_tokens)
+        self.dry_run = dry_run
+        self.now = now or datetime.now(timezone.utc)
+        self.progress = progress or (lambda message: None)
+        self.report = RunReport(connector.name)
+        self.run_id = uuid.uuid4().hex[:12]
+        self.redactors = plugins.redactors()
+        self.pm = plugins.get_plugin_manager()
+
+    # -- the run -----------------------------------------------------------------------------
+
+    def run(self) -> RunReport:
+        types = plugins.connector_types()
+        ctype = types.get(self.conn_cfg.type)
+        if ctype is None or ctype.build is None:
+            raise LookupError(f"connector type {self.conn_cfg.type!r} is not installed")
+        ctx = ConnectorContext(name=self.conn_cfg.name, warn=self._warn, default_project=self.conn_cfg.default_project)
+        connector = ctype.build(dict(self.conn_cfg.options), ctx)
+        cursor = self.store.cursor(self.conn_cfg.name)
+        settle = timedelta(minutes=self.config.ingest.settle_minutes)
+        in_flight = max(1, getattr(self.summarizer, "max_in_flight", 1)) if self.summarizer else 1
+        pool = ThreadPoolExecutor(max_workers=in_flight) if in_flight > 1 else None
+        pending: deque[_Pending] = deque()
+        try:
+            for session in connector.read(cursor):
+                self.report.sessions_seen += 1
+                if session.ended_at is not None and self.now - session.ended_at < settle:
+                    self.report.sessions_deferred += 1
+                    continue
+                if self.budget.exhausted:
+                    self.report.budget_reached = True
+                    break
+                job = self._prepare(session, pool)
+                if job is None:
+                    continue
+                pending.append(job)
+                # Keep enough work queued to fill the pool, and write sessions as they finish.
+                while pending and (len(pending) > in_flight * 2 or _done(pending[0])):
+                    self._finish(pending.popleft())
+            while pending:
+                self._finish(pending.popleft())
+        finally:
+            for job in pending:
+                for f in job.futures.values():
+                    f.cancel()
+            if pool:
+                pool.shutdown(wait=True, cancel_futures=True)
+        if self.budget.exhausted:
+            self.report.budget_reached = True
+        return self.report
+
+    def _warn(self, message: str) -> None:
+        log.warning("%s: %s", self.conn_cfg.name, message)
+        self.report.warnings.append(message)
+
+    def _prepare(self, session: Session, pool: ThreadPoolExecutor | None) -> _Pending | None:
+        source = self.conn_cfg.name
+        for w in session.warnings:
+            self._warn(w)
+        session = redact_session(session, self.redactors)
+        segments = segment_session(session, source, self.config.ingest.max_input_chars)
+        existing = self.store.session_items(source, session.id)
+        current = {s.uid for s in segments}
+        job = _Pending(session, [], [u for u in existing if u not in current], {}, {}, bool(session.warnings))
+        for seg in segments:
+            stored = existing.get(seg.uid)
+            if stored and stored[1] == seg.content_hash:
+                self.report.segments_unchanged += 1
+                continue
+            job.segments.append(seg)
+            if self.dry_run:
+                self.report.segments_planned += 1
+                self.report.estimated_tokens += len(seg.text) // CHARS_PER_TOKEN
+                continue
+            twin = self.store.hash_exists(seg.content_hash)
+            if twin is not None:
+                self.report.segments_reused += 1
+                job.reused[seg.uid] = twin[0]
+                continue
+            if self.summarizer is None:
+                raise LookupError("no summarizer configured")
+            if pool is not None:
+                job.futures[seg.uid] = pool.submit(self._summarize, seg)
+            else:
+                f: Future = Future()
+                try:
+                    f.set_result(self._summarize(seg))
+                except Exception as e:  # recorded per segment, like a pool failure
+                    f.set_exception(e)
+                job.futures[seg.uid] = f
+        if self.dry_run:
+            return None
+        return job
+
+    def _summarize(self, seg: Segment) -> tuple[Summary, Usage]:
+        if self.budget.exhausted:
+            raise BudgetReached()
+        return self.summarizer.summarize(seg)
+
+    def _finish(self, job: _Pending) -> None:
+        source = self.conn_cfg.name
+        items: list[ItemRecord] = []
+        hold = job.hold_cursor
+        for seg in job.segments:
+            if seg.uid in job.reused:
+                items.append(self._copy_item(job.reused[seg.uid], seg))
+                continue
+            try:
+                summary, usage = job.futures[seg.uid].result()
+            except BudgetReached:
+                self.report.budget_reached = True
+                hold = True
+                continue
+            except Exception as e:
+                hold = True
+                self.report.segments_failed += 1
+                reason = f"{type(e).__name__}: {e}"
+                self._warn(f"session {job.session.id} segment {seg.index}: summarizer failed: {reason}")
+                self.store.record_call(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
+                                       model=self.summarizer.model, input_tokens=0, output_tokens=0, cost_usd=None,
+                                       ok=False, error=reason[:1000])
+                continue
+            self.budget.add(usage)
+            self.report.segments_summarized += 1
+            self.report.input_tokens += usage.input_tokens
+            self.report.output_tokens += usage.output_tokens
+            self.report.cost_usd += usage.cost_usd or 0.0
+            self.store.record_call(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
+                                   model=self.summarizer.model, input_tokens=usage.input_tokens,
+                                   output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, ok=True)
+            items.append(self._item(seg, summary))
+        cursor = None if hold else {job.session.cursor_key: job.session.cursor_value}
+        if hold:
+            self.report.sessions_held += 1
+        # Stale uids go only when the whole session was rewritten cleanly.
+        self.store.write(items, connector=source, cursor=cursor, delete_uids=[] if hold else job.stale_uids)
+        self.report.items_written += len(items)
+        if items or cursor:
+            self.report.sessions_written += 1
+        self.progress(f"{source}: {job.session.id} ({len(items)} item(s))")
+
+    # -- items -------------------------------------------------------------------------------
+
+    def project_for(self, session: Session, guess: str | None) -> str | None:
+        hints = ProjectHints(
+            source=self.conn_cfg.name, agent=session.agent, cwd=session.cwd,
+            device_project=session.project_hint, summarizer_guess=guess,
+            default_project=self.conn_cfg.default_project,
+            rules=list(self.config.projects.rules), roots=list(self.config.projects.roots),
+        )
+        return self.pm.hook.resolve_project(hints=hints)
+
+    def _item(self, seg: Segment, summary: Summary) -> ItemRecord:
+        s = seg.session
+        return ItemRecord(
+            uid=seg.uid, source=seg.source, agent=s.agent, session_id=s.id, segment_index=seg.index,
+            occurred_at=seg.occurred_at, title=summary.title, summary=summary.summary,
+            questions=list(summary.questions), atoms=[a.model_dump() for a in summary.atoms],
+            original=seg.text, content_hash=seg.content_hash, summarizer=self.summarizer.name,
+            summarizer_model=self.summarizer.model, summary_schema=SUMMARY_SCHEMA_VERSION,
+            project=self.project_for(s, summary.project), parent_session_id=s.parent_id,
+            started_at=(seg.blocks[0].time if seg.blocks and seg.blocks[0].time else s.started_at),
+            language=summary.language, cwd=s.cwd, git_branch=s.git_branch, model=s.model,
+            project_guess=summary.project, device_project=s.project_hint,
+        )
+
+    def _copy_item(self, twin_id: int, seg: Segment) -> ItemRecord:
+        row = self.store.db.execute(
+            "SELECT title, summary, questions, atoms, summarizer, summarizer_model, summary_schema, language, "
+            "project_guess FROM items WHERE id=?", (twin_id,)
+        ).fetchone()
+        s = seg.session
+        return ItemRecord(
+            uid=seg.uid, source=seg.source, agent=s.agent, session_id=s.id, segment_index=seg.index,
+            occurred_at=seg.occurred_at, title=row[0], summary=row[1], questions=json.loads(row[2]),
+            atoms=json.loads(row[3]), original=seg.text, content_hash=seg.content_hash, summarizer=row[4],
+            summarizer_model=row[5], summary_schema=row[6], project=self.project_for(s, row[8]),
+            parent_session_id=s.parent_id, started_at=s.started_at, language=row[7], cwd=s.cwd,
+            git_branch=s.git_branch, model=s.model, project_guess=row[8], device_project=s.project_hint,
+        )
+
+
+class BudgetReached(Exception):
+    pass
+
+
+def _done(job: _Pending) -> bool:
+    return all(f.done() for f in job.futures.values())
+

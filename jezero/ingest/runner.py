@@ -1,0 +1,248 @@
+"""Unattended runs: connectors one at a time under a lock file, a failing connector recorded and
+the others still run, `due` runs only those whose interval has elapsed. Also the two maintenance
+passes over stored items: retag (projects, no model) and resummarize (on purpose)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Callable
+
+from filelock import FileLock, Timeout
+
+from jezero import plugins
+from jezero.config import Config
+from jezero.ingest.pipeline import Budget, BudgetReached, Pipeline, RunReport, build_summarizer
+from jezero.ingest.segments import parse_rendered
+from jezero.models import SUMMARY_SCHEMA_VERSION, Segment, Session
+from jezero.store import ItemRecord, Store, parse_stored_time
+
+log = logging.getLogger("jezero.ingest")
+
+
+class RunLocked(Exception):
+    pass
+
+
+def lock_for(config: Config) -> FileLock:
+    path = config.library_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(path) + ".lock")
+
+
+def open_store(config: Config) -> Store:
+    return Store(config.library_path(), config.storage.tokenizer)
+
+
+def run_connectors(
+    config: Config,
+    names: list[str] | None = None,
+    *,
+    due: bool = False,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[RunReport]:
+    now = now or datetime.now(timezone.utc)
+    selected = [c for c in config.connectors if c.enabled]
+    if names:
+        unknown = [n for n in names if n not in {c.name for c in config.connectors}]
+        if unknown:
+            raise LookupError(f"no connector named {', '.join(unknown)} in the config")
+        selected = [c for c in config.connectors if c.name in names]
+    lock = lock_for(config)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RunLocked(f"another `jezero run` holds {lock.lock_file}") from None
+    try:
+        with open_store(config) as store:
+            summarizer = None if dry_run else build_summarizer(config)
+            budget = Budget(config.summarizer.budget_usd, config.summarizer.budget_tokens)
+            reports = []
+            for conn in selected:
+                if due and not _is_due(store, conn.name, conn.interval_minutes, now):
+                    continue
+                if budget.exhausted:
+                    break
+                pipeline = Pipeline(store, config, conn, summarizer, budget=budget, dry_run=dry_run, now=now,
+                                    progress=progress)
+                try:
+                    report = pipeline.run()
+                except Exception as e:  # one connector's failure never stops the others
+                    log.exception("connector %s failed", conn.name)
+                    report = pipeline.report
+                    report.error = f"{type(e).__name__}: {e}"
+                if not dry_run:
+                    _record(store, report)
+                reports.append(report)
+            return reports
+    finally:
+        lock.release()
+
+
+def _record(store: Store, report: RunReport) -> None:
+    error = report.error
+    if error is None and report.warnings:
+        error = f"{len(report.warnings)} warning(s); cursor held: {report.warnings[0]}"
+    store.record_run(report.connector, error=error, warnings=report.warnings[:200],
+                     ok=error is None)
+
+
+def _is_due(store: Store, name: str, interval_minutes: float, now: datetime) -> bool:
+    state = store.connector_state(name)
+    if not state or not state["last_run_at"]:
+        return True
+    return now - parse_stored_time(state["last_run_at"]) >= timedelta(minutes=interval_minutes)
+
+
+# ----------------------------------------------------------------------------------------------
+# Maintenance passes
+
+
+@dataclass
+class RetagReport:
+    items: int = 0
+    changed: int = 0
+
+
+def retag(config: Config, *, dry_run: bool = False) -> RetagReport:
+    """Re-apply the project rules to every stored item, with no model."""
+    pm = plugins.get_plugin_manager()
+    from jezero.models import ProjectHints
+
+    defaults = {c.name: c.default_project for c in config.connectors}
+    report = RetagReport()
+    with open_store(config) as store:
+        rows = store.db.execute(
+            "SELECT id, source, agent, cwd, device_project, project_guess, project FROM items"
+        ).fetchall()
+        for item_id, source, agent, cwd, device, guess, project in rows:
+            report.items += 1
+            hints = ProjectHints(source=source, agent=agent, cwd=cwd, device_project=device, summarizer_guess=guess,
+                                 default_project=defaults.get(source), rules=list(config.projects.rules),
+                                 roots=list(config.projects.roots))
+            new = pm.hook.resolve_project(hints=hints)
+            if new != project:
+                report.changed += 1
+                if not dry_run:
+                    store.set_project(item_id, new)
+    return report
+
+
+@dataclass
+class ResummarizeReport:
+    matched: int = 0
+    summarized: int = 0
+    failed: int = 0
+    budget_reached: bool = False
+    estimated_tokens: int = 0
+
+
+def resummarize(
+    config: Config,
+    *,
+    source: str | None = None,
+    project: str | None = None,
+    since: datetime | None = None,
+    dry_run: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> ResummarizeReport:
+    """Summarise stored items again from their redacted originals (a new model or language)."""
+    report = ResummarizeReport()
+    where, args = [], []
+    if source:
+        where.append("source = ?")
+        args.append(source)
+    if project:
+        where.append("project = ?")
+        args.append(project)
+    if since:
+        from jezero.store import format_time
+
+        where.append("occurred_at >= ?")
+        args.append(format_time(since))
+    sql = "SELECT * FROM items" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+    lock = lock_for(config)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RunLocked(f"another `jezero run` holds {lock.lock_file}") from None
+    try:
+        with open_store(config) as store:
+            cursor = store.db.execute(sql, args)
+            cols = [d[0] for d in cursor.getdescription()]
+            rows = [dict(zip(cols, r)) for r in cursor]
+            report.matched = len(rows)
+            if dry_run:
+                report.estimated_tokens = sum(len(r["original"]) for r in rows) // 4
+                return report
+            summarizer = build_summarizer(config)
+            budget = Budget(config.summarizer.budget_usd, config.summarizer.budget_tokens)
+            for row in rows:
+                if budget.exhausted:
+                    report.budget_reached = True
+                    break
+                seg = _segment_from_row(row)
+                try:
+                    summary, usage = summarizer.summarize(seg)
+                except (BudgetReached, Exception) as e:
+                    report.failed += 1
+                    store.record_call(run_id="resummarize", source=row["source"], uid=row["uid"],
+                                      summarizer=summarizer.name, model=summarizer.model, input_tokens=0,
+                                      output_tokens=0, cost_usd=None, ok=False, error=f"{type(e).__name__}: {e}")
+                    continue
+                budget.add(usage)
+                store.record_call(run_id="resummarize", source=row["source"], uid=row["uid"],
+                                  summarizer=summarizer.name, model=summarizer.model,
+                                  input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                                  cost_usd=usage.cost_usd, ok=True)
+                store.write([_record_from(row, summary, summarizer)])
+                report.summarized += 1
+                if progress:
+                    progress(f"{row['id']}: {summary.title}")
+    finally:
+        lock.release()
+    return report
+
+
+def _segment_from_row(row: dict) -> Segment:
+    session = Session(id=row["session_id"], agent=row["agent"], blocks=[], cursor_key="", cursor_value=None,
+                      cwd=row["cwd"], git_branch=row["git_branch"], model=row["model"],
+                      parent_id=row["parent_session_id"], project_hint=row["device_project"])
+    blocks = parse_rendered(row["original"])
+    session.blocks = blocks
+    return Segment(uid=row["uid"], source=row["source"], session=session, index=row["segment_index"], blocks=blocks,
+                   text=row["original"], content_hash=row["content_hash"],
+                   occurred_at=parse_stored_time(row["occurred_at"]))
+
+
+def _record_from(row: dict, summary, summarizer) -> ItemRecord:
+    return ItemRecord(
+        uid=row["uid"], source=row["source"], agent=row["agent"], session_id=row["session_id"],
+        segment_index=row["segment_index"], occurred_at=parse_stored_time(row["occurred_at"]),
+        title=summary.title, summary=summary.summary, questions=list(summary.questions),
+        atoms=[a.model_dump() for a in summary.atoms], original=row["original"], content_hash=row["content_hash"],
+        summarizer=summarizer.name, summarizer_model=summarizer.model, summary_schema=SUMMARY_SCHEMA_VERSION,
+        project=row["project"], parent_session_id=row["parent_session_id"],
+        started_at=parse_stored_time(row["started_at"]) if row["started_at"] else None, language=summary.language,
+        cwd=row["cwd"], git_branch=row["git_branch"], model=row["model"], project_guess=summary.project,
+        device_project=row["device_project"],
+    )
+
+
+def status(config: Config) -> list[dict]:
+    """Each configured connector with its stored state."""
+    out = []
+    with open_store(config) as store:
+        for c in config.connectors:
+            state = store.connector_state(c.name) or {}
+            count = store.db.execute("SELECT count(*) FROM items WHERE source=?", (c.name,)).fetchone()[0]
+            out.append({"name": c.name, "type": c.type, "enabled": c.enabled, "items": count,
+                        "last_run_at": state.get("last_run_at"), "last_success_at": state.get("last_success_at"),
+                        "last_error": state.get("last_error"), "warnings": len(state.get("warnings") or [])})
+    return out
+
+
+__all__ = ["run_connectors", "retag", "resummarize", "status", "RunLocked"]
