@@ -1,0 +1,3 @@
+from jezero.cli import main
+
+main()
