@@ -97,15 +97,23 @@ def _build() -> pluggy.PluginManager:
         if ep.dist is not None:
             pm._plugin_distinfo.append((plugin, ep.dist))  # keeps list_plugin_distinfo() true
 
-    if os.environ.get("JEZERO_TRACE_HOOKS"):
+    if _tracing():
         def before(hook_name, impls, kwargs):
-            print(f"jezero hook: {hook_name}({', '.join(kwargs)}) -> {[i.plugin_name for i in impls]}", file=sys.stderr)
+            _trace(f"{hook_name}({', '.join(kwargs)}) -> {[i.plugin_name for i in impls]}")
 
         def after(outcome, hook_name, impls, kwargs):
-            print(f"jezero hook: {hook_name} returned {outcome.get_result()!r}", file=sys.stderr)
+            _trace(f"{hook_name} returned {outcome.get_result()!r}")
 
         pm.add_hookcall_monitoring(before, after)
     return pm
+
+
+def _tracing() -> bool:
+    return bool(os.environ.get("JEZERO_TRACE_HOOKS"))
+
+
+def _trace(message: str) -> None:
+    print(f"jezero hook: {message}", file=sys.stderr)
 
 
 class DuplicateName(Exception):
@@ -118,14 +126,18 @@ def _collect(hook_name: str, make) -> dict:
     pm = get_plugin_manager()
     found: dict = {}
     hook = getattr(pm.hook, hook_name)
-    for impl in reversed(hook.get_hookimpls()):  # registration order
+    for impl in hook.get_hookimpls():  # registration order (trylast first, tryfirst last)
         def register(name, *args, _plugin=impl.plugin_name, **kwargs):
             if name in found:
                 raise DuplicateName(
                     f"{hook_name}: {name!r} registered by {found[name].plugin} and again by {_plugin}"
                 )
             found[name] = make(name, *args, plugin=_plugin, **kwargs)
+            if _tracing():
+                _trace(f"{hook_name}: {impl.plugin_name} registered {name!r}")
 
+        if _tracing():
+            _trace(f"{hook_name}(register) -> {impl.plugin_name}")
         impl.function(*[register for _ in impl.argnames])
     return found
 

@@ -1,0 +1,104 @@
+"""The config: every planted mistake found in one run, secrets never printed, .env beside it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import needs_plugin
+from jezero import config
+
+BAD = """
+[storage]
+tokenizer = "trigram remove_diacritics 1"
+colour = "blue"
+
+[search]
+candidate_pool = 3
+recency_weight = 2
+default_limit = 80
+
+[summarizer]
+name = "llm"
+api_key_env = "JEZERO_TEST_MISSING_KEY"
+
+[[connectors]]
+name = "claude-local"
+type = "claud"
+options = { path = "/x", api_token = "sk-live-SUPERSECRETVALUE123" }
+
+[[connectors]]
+name = "claude-local"
+type = "gemini"
+
+[[clients]]
+name = "laptop"
+key_sha256 = "not-a-digest"
+"""
+
+
+@needs_plugin("jezero-summarizers")
+def test_check_config_finds_every_planted_mistake_at_once(run_cli, tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text(BAD)
+    proc = run_cli("--config", str(path), "check-config", "--json")
+    assert proc.returncode == 1
+    problems = {(p["key"], p["message"].split(" (")[0][:40]) for p in json.loads(proc.stdout)["problems"]}
+    keys = [k for k, _ in problems]
+    for expected in ("storage.colour", "search.candidate_pool", "search.recency_weight", "search.default_limit",
+                     "summarizer.api_key_env", "connectors[0].options", "connectors[1].name", "clients[0].key_sha256"):
+        assert expected in keys, expected
+    messages = json.loads(proc.stdout)["problems"]
+    by_key = {}
+    for p in messages:
+        by_key.setdefault(p["key"], []).append(p["message"])
+    assert any("did you mean 'claude'" in m for m in by_key["connectors[0].type"])
+    assert any("planned but not built" in m for m in by_key["connectors[1].type"])
+    assert "SUPERSECRETVALUE" not in proc.stdout + proc.stderr
+    human = run_cli("--config", str(path), "check-config")
+    assert human.returncode == 1 and str(path) in human.stderr and "storage.colour: unknown key" in human.stderr
+    assert "SUPERSECRETVALUE" not in human.stdout + human.stderr
+
+
+def test_env_file_beside_the_config_and_the_environment_wins(tmp_path, monkeypatch):
+    path = tmp_path / "config.toml"
+    path.write_text('[summarizer]\nname = "offline"\napi_key_env = "JZ_TEST_KEY"\n')
+    (tmp_path / ".env").write_text("JZ_TEST_KEY=from-dotenv\n")
+    monkeypatch.delenv("JZ_TEST_KEY", raising=False)
+    assert config.load(path).summarizer.api_key() == "from-dotenv"
+    monkeypatch.setenv("JZ_TEST_KEY", "from-env")
+    assert config.load(path).summarizer.api_key() == "from-env"
+
+
+def test_locations(tmp_path, monkeypatch, isolated_home):
+    assert config.resolve_config_path() == isolated_home / "config" / "jezero" / "config.toml"
+    monkeypatch.setenv("JEZERO_CONFIG", str(tmp_path / "env.toml"))
+    assert config.resolve_config_path() == tmp_path / "env.toml"
+    assert config.resolve_config_path(tmp_path / "flag.toml") == tmp_path / "flag.toml"
+    cfg = config.load()  # a missing default file is fine: everything has a default
+    assert cfg.library_path() == isolated_home / "data" / "jezero" / "library.sqlite3"
+
+
+def test_relative_library_path_is_relative_to_the_config(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text('[storage]\npath = "lib/library.sqlite3"\n')
+    assert config.load(path).library_path() == tmp_path / "lib" / "library.sqlite3"
+
+
+def test_invalid_toml_is_a_clear_error(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("[storage\n")
+    with pytest.raises(config.ConfigError, match="not valid TOML"):
+        config.load(path)
+
+
+def test_an_explicit_missing_file_is_an_error(tmp_path):
+    with pytest.raises(config.ConfigError, match="file not found"):
+        config.load(tmp_path / "nope.toml")
+
+
+def test_source_globs_are_case_sensitive():
+    assert config.source_allowed("agent-1", ["agent-*"])
+    assert not config.source_allowed("Agent-1", ["agent-*"])
+    assert not config.source_allowed("other", [])
