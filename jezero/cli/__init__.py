@@ -39,10 +39,9 @@ def _root(
 
 def _register() -> None:
     # Imported for their side effect of adding commands; order is the order in --help.
-    from jezero.cli import admin  # noqa: F401
     import importlib
 
-    for name in ("ingest", "query", "serve"):
+    for name in ("up", "admin", "ingest", "query", "serve"):
         try:
             importlib.import_module(f"jezero.cli.{name}")
         except ModuleNotFoundError as e:

@@ -1,0 +1,106 @@
+"""`jezero up`: set up, ingest and serve, in one command."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from jezero.cli import app
+from jezero.cli.common import err, fail, out, state
+
+
+@app.command()
+def up(
+    demo: Annotated[bool, typer.Option("--demo", help="Use made-up sessions in a throwaway folder instead of this computer's.")] = False,
+    host: Annotated[Optional[str], typer.Option("--host", help="Address to serve on (default: [server] host, 127.0.0.1).")] = None,
+    port: Annotated[Optional[int], typer.Option("--port", help="Port to serve on (default: [server] port, 8765; 0 picks a free one).")] = None,
+    serve: Annotated[bool, typer.Option("--serve/--no-serve", help="Serve MCP after ingesting (default) or stop there.")] = True,
+) -> None:
+    """Find this computer's Claude Code and Codex sessions, ingest them, and serve them over MCP.
+
+    Needs no config, key or network: it writes a config for the stores it finds and a local
+    client key, uses the offline summarizer unless a model is configured, and prints how to
+    connect Claude Code and Codex.
+    """
+    from jezero import config as config_mod
+    from jezero import up as up_mod
+    from jezero.cli.ingest import _progress
+    from jezero.demo import DEMO_SEARCHES
+    from jezero.ingest.runner import RunLocked, run_connectors
+
+    folder = up_mod.demo_folder() if demo else None
+    config_path = folder / "config.toml" if folder else config_mod.resolve_config_path(state.config_path)
+    try:
+        setup = up_mod.prepare(config_path, demo_folder=folder)
+        cfg = config_mod.load(config_path)
+    except config_mod.ConfigError as e:
+        fail(str(e), 2)
+    for line in setup.created:
+        err.print(f"wrote {line}", markup=False)
+    if not cfg.connectors:
+        err.print("No Claude Code (~/.claude/projects) or Codex (~/.codex/sessions) store found on this computer; "
+                  "serving an empty library. Try `jezero up --demo`.", markup=False)
+    else:
+        err.print(f"ingesting {', '.join(c.name for c in cfg.connectors)} into {cfg.library_path()} "
+                  f"(summarizer: {cfg.summarizer.name})", markup=False)
+        try:
+            with _progress(True) as progress:
+                reports = run_connectors(cfg, progress=progress)
+        except RunLocked as e:
+            err.print(f"{e}; serving what is already stored", markup=False)
+            reports = []
+        except LookupError as e:
+            fail(f"{e}", 2)
+        for r in reports:
+            line = f"{r.connector}: {r.items_written} new or updated item(s) from {r.sessions_written} session(s)"
+            if r.sessions_deferred:
+                line += f", {r.sessions_deferred} still active (ingested once quiet)"
+            err.print(line, markup=False)
+            if r.error:
+                err.print(f"  error: {r.error}", markup=False)
+            elif r.warnings:
+                err.print(f"  {len(r.warnings)} warning(s); see `jezero status`", markup=False)
+    if not cfg.library_path().exists():
+        from jezero.store import Store
+
+        Store(cfg.library_path(), cfg.storage.tokenizer).close()
+
+    host = host or cfg.server.host
+    if port is None:
+        port = cfg.server.port
+    if port == 0:
+        port = up_mod.free_port(host)
+    elif up_mod.port_in_use(host, port):
+        fail(f"port {port} on {host} is in use (another `jezero serve`?); pick another with --port", 2)
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp"
+    cli = "jezero" + (f" --config {config_path}" if folder or state.config_path else "")
+    if demo:
+        out.print("\nTry these:", markup=False)
+        first_shop = _first_item(cfg, "shop")
+        for what, command in DEMO_SEARCHES:
+            out.print(f"  {command.replace('jezero', cli, 1).format(first_shop_id=first_shop)}    # {what}", markup=False)
+    else:
+        out.print(f"\nSearch from here: {cli} search \"some error message\"", markup=False)
+    if not serve:
+        return
+    out.print(f"\nServing the library on {url}\n", markup=False)
+    out.print(up_mod.connect_instructions(url, setup.key), markup=False)
+    out.print("\nPress Ctrl+C to stop.", markup=False)
+    import sys
+
+    sys.stdout.flush()
+    from jezero.server import serve_http
+
+    serve_http(config_path, host, port, log_level="warning")
+
+
+def _first_item(cfg, project: str) -> int | str:
+    from jezero.store import open_readonly
+
+    try:
+        conn = open_readonly(cfg.library_path())
+        row = conn.execute("SELECT id FROM items WHERE project=? ORDER BY occurred_at LIMIT 1", (project,)).fetchone()
+        return row[0] if row else "ID"
+    except Exception:
+        return "ID"
