@@ -1,0 +1,114 @@
+"""Find the rollouts in a Codex home and load their bytes.
+
+Layout (see README): `sessions/YYYY/MM/DD/rollout-*.jsonl` (active), `archived_sessions/`
+(flat, or dated in some versions), `.jsonl.zst` copies that a background worker compresses, and
+the first generation's `sessions/rollout-YYYY-MM-DD-<uuid>.json` / `sessions/<uuid>.json`
+documents. One file per rollout identity wins: active over archived, plain over compressed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import zstandard
+
+SESSIONS = "sessions"
+ARCHIVED = "archived_sessions"
+SESSION_INDEX = "session_index.jsonl"
+
+_UUID = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")
+
+
+@dataclass(frozen=True)
+class RolloutFile:
+    path: Path
+    key: str  # the rollout's identity: the id in its file name, else the name without suffixes
+    archived: bool
+    compressed: bool  # .jsonl.zst
+    document: bool  # a first-generation .json document
+
+    @property
+    def rank(self) -> tuple:
+        """Lower wins among files with the same key."""
+        return (self.archived, self.compressed, self.document, str(self.path))
+
+
+def classify(path: Path, archived: bool) -> RolloutFile | None:
+    name = path.name
+    if name.endswith(".jsonl.zst"):
+        stem, compressed, document = name[: -len(".jsonl.zst")], True, False
+    elif name.endswith(".jsonl"):
+        stem, compressed, document = name[: -len(".jsonl")], False, False
+    elif name.endswith(".json"):
+        stem, compressed, document = name[: -len(".json")], False, True
+    else:
+        return None
+    m = _UUID.search(stem)
+    if not stem.startswith("rollout-") and not (document and m and m.start() == 0):
+        return None  # only rollouts, and the TS CLI's bare `<uuid>.json`
+    return RolloutFile(path, m.group(1).lower() if m else stem, archived, compressed, document)
+
+
+def discover(root: Path, warn: Callable[[str], None]) -> dict[str, RolloutFile]:
+    """Every rollout under `root`, one file per key."""
+    found: dict[str, RolloutFile] = {}
+    for sub, archived in ((SESSIONS, False), (ARCHIVED, True)):
+        top = root / sub
+        if not top.is_dir():
+            continue
+
+        def onerror(err: OSError) -> None:
+            warn(f"{err.filename}: cannot list folder: {err.strerror or err}")
+
+        for folder, dirs, files in os.walk(top, onerror=onerror):
+            dirs.sort()
+            for name in sorted(files):
+                ref = classify(Path(folder) / name, archived)
+                if ref is None:
+                    continue
+                held = found.get(ref.key)
+                if held is None or ref.rank < held.rank:
+                    found[ref.key] = ref
+    return found
+
+
+def load(ref: RolloutFile) -> bytes:
+    """The file's (decompressed) bytes. Raises OSError or zstandard.ZstdError."""
+    with open(ref.path, "rb") as f:
+        if not ref.compressed:
+            return f.read()
+        with zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as reader:
+            return reader.read()
+
+
+def declared_size(ref: RolloutFile) -> int | None:
+    """The decompressed size a .zst frame header states, when the writer recorded it."""
+    try:
+        with open(ref.path, "rb") as f:
+            head = f.read(18)
+        size = zstandard.frame_content_size(head)
+    except (OSError, zstandard.ZstdError):
+        return None
+    return size if size >= 0 else None
+
+
+def thread_names(root: Path) -> dict[str, str]:
+    """Names given to threads (`session_index.jsonl`, append-only: the newest line wins)."""
+    names: dict[str, str] = {}
+    try:
+        raw = (root / SESSION_INDEX).read_bytes()
+    except OSError:
+        return names
+    for line in raw.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("thread_name"), str):
+            if entry["thread_name"].strip():
+                names[entry["id"]] = entry["thread_name"].strip()
+    return names
