@@ -12,13 +12,7 @@ import pytest
 
 from jezero import plugins
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO.parent / "shared" / "samples"
-
-
-def jezero_command() -> list[str]:
-    script = Path(sys.executable).parent / "jezero"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "jezero.cli"]
+from jz_support import jezero_command
 
 
 @pytest.fixture(autouse=True)
@@ -65,18 +59,3 @@ def register_plugin():
     yield register
     for name in names:
         pm.unregister(name=name)
-
-
-def needs_samples():
-    return pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"sample transcripts not found at {SAMPLES} (shared/ is absent)")
-
-
-def needs_plugin(dist: str):
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        version(dist)
-        missing = False
-    except PackageNotFoundError:
-        missing = True
-    return pytest.mark.skipif(missing, reason=f"{dist} is not installed (core-only run)")

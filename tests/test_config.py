@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import needs_plugin
+from jz_support import needs_plugin
 from jezero import config
 
 BAD = """

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from conftest import needs_plugin
+from jz_support import needs_plugin
 from jezero import hookimpl, plugins
 
 FIRST_PARTY = {"jezero_connectors_claude", "jezero_connectors_codex", "jezero_connectors_inbox", "jezero_summarizers"}

@@ -1,8 +1,26 @@
-"""Jezero connector type 'claude' (registration only; the reader lands with its issue)."""
+"""Jezero connector type 'claude': Claude Code session transcripts (`~/.claude/projects`)."""
+
+from __future__ import annotations
+
+from typing import Any
 
 from jezero import hookimpl
+from jezero.models import ConnectorContext
+
+from jezero_connectors_claude.connector import AGENT, ClaudeConnector, build_connector, default_root
+
+DESCRIPTION = "Claude Code sessions (~/.claude/projects, or $CLAUDE_CONFIG_DIR/projects)"
+
+__all__ = ["AGENT", "ClaudeConnector", "build", "default_root", "register_connector_types"]
+
+
+def build(options: dict[str, Any], context: ConnectorContext) -> ClaudeConnector:
+    """Options: `path`, a Claude Code store root or its `projects/` folder (default
+    `$CLAUDE_CONFIG_DIR/projects` if set, else `~/.claude/projects`). Any other option is a
+    ValueError naming it."""
+    return build_connector(options, context)
 
 
 @hookimpl
 def register_connector_types(register):
-    register("claude", None, description="planned: claude")
+    register("claude", build, description=DESCRIPTION)

@@ -1,0 +1,199 @@
+"""The `claude` connector: walks a Claude Code store and yields the sessions whose files changed
+since the cursor.
+
+Cursor: one entry per transcript file, keyed by its path relative to the root, valued
+`{"sig": [size, mtime_ns], "consumed": bytes}` (the stat taken before reading, and how far the
+complete lines went). An inline sub-agent run (Claude Code 1.0.x) has its own entry,
+`<file key>#sidechain-<id>`, with the same value; the file's own entry then also lists those
+keys under "children", so the file is skipped only when it and all its runs are stored."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from jezero.ingest.files import expand, file_signature
+from jezero.models import ConnectorContext, Session
+
+from jezero_connectors_claude.reader import Thread, TranscriptRead, read_transcript
+from jezero_connectors_claude.store import TranscriptFile, walk
+
+AGENT = "claude-code"
+OPTIONS = ("path",)
+
+
+def default_root() -> Path:
+    """`$CLAUDE_CONFIG_DIR/projects` when that is set, else `~/.claude/projects`."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    return (expand(config) if config else expand("~/.claude")) / "projects"
+
+
+def store_root(path: Path) -> Path:
+    """A store root (the folder holding `projects/`) or the `projects/` folder itself."""
+    projects = path / "projects"
+    return projects if projects.is_dir() else path
+
+
+class ClaudeConnector:
+    agent = AGENT
+
+    def __init__(self, path: Path, context: ConnectorContext):
+        self.path = path
+        self.context = context
+
+    @property
+    def root(self) -> Path:
+        # Resolved on every read: a store created after the connector was built is still found.
+        return store_root(self.path)
+
+    def read(self, cursor: dict[str, Any]) -> Iterator[Session]:
+        root = self.root
+        if not root.is_dir():
+            self.context.warn(f"Claude Code store not found: {root}")
+            return
+        for tf in walk(root, self.context.warn):
+            yield from self._read_file(tf, cursor)
+
+    def _read_file(self, tf: TranscriptFile, cursor: dict[str, Any]) -> Iterator[Session]:
+        try:
+            sig = file_signature(tf.path)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            self.context.warn(f"cannot read {tf.path}: {e.strerror or e}")
+            return
+        if _unchanged(cursor, tf.key, sig):
+            return
+        try:
+            read = read_transcript(tf.path, split_sidechains=not tf.agent, label=str(tf.path))
+        except FileNotFoundError:
+            return  # removed mid-scan (retention, archiving): nothing to read
+        except OSError as e:
+            self.context.warn(f"cannot read {tf.path}: {e.strerror or e}")
+            return
+        sessions = agent_sessions(tf, read, sig) if tf.agent else main_sessions(tf, read, sig)
+        for session in sessions:
+            if cursor.get(session.cursor_key) != session.cursor_value:
+                yield session
+
+
+def _unchanged(cursor: dict[str, Any], key: str, sig: list[int]) -> bool:
+    stored = cursor.get(key)
+    if not isinstance(stored, dict) or stored.get("sig") != sig:
+        return False
+    children = stored.get("children") or []
+    return all(isinstance(cursor.get(k), dict) and cursor[k].get("sig") == sig for k in children)
+
+
+# -- sessions from a parsed file --------------------------------------------------------------
+
+
+def main_sessions(tf: TranscriptFile, read: TranscriptRead, sig: list[int]) -> list[Session]:
+    """A main (or loose) file: its session, then one child session per inline sub-agent run."""
+    main = read.main
+    session_id = _session_id(main, tf.stem)
+    value = {"sig": sig, "consumed": read.consumed}
+    children = []
+    for thread in read.sidechains:
+        if not thread.blocks or thread.is_warmup:
+            continue  # nothing to keep, and no file of its own whose cursor must move
+        child = _session(
+            thread,
+            id=f"{session_id}/{thread.key}",
+            parent_id=session_id,
+            cursor_key=f"{tf.key}#{thread.key}",
+            cursor_value=dict(value),
+            sig=sig,
+            fallback=main,
+        )
+        children.append(child)
+    if children:
+        value["children"] = [c.cursor_key for c in children]
+    parent = _session(main, id=session_id, parent_id=None, cursor_key=tf.key, cursor_value=value, sig=sig)
+    return [parent, *children]
+
+
+def agent_sessions(tf: TranscriptFile, read: TranscriptRead, sig: list[int]) -> list[Session]:
+    """A sub-agent file: one child session of the session it ran in (the lines' `sessionId`)."""
+    thread = read.main
+    parent = thread.session_ids.most_common(1)[0][0] if thread.session_ids else tf.session_dir
+    session = _session(
+        thread,
+        id=f"{parent}/{tf.stem}" if parent else tf.stem,
+        parent_id=parent,
+        cursor_key=tf.key,
+        cursor_value={"sig": sig, "consumed": read.consumed},
+        sig=sig,
+    )
+    if session.blocks and session.title is None:
+        session.title = _meta_title(tf.meta_path)
+    return [session]
+
+
+def _session(thread: Thread, *, id: str, parent_id: str | None, cursor_key: str, cursor_value: dict,
+             sig: list[int], fallback: Thread | None = None) -> Session:
+    # A sub-agent's "Warmup" run carries no work: it is yielded empty, only to move the cursor.
+    blocks = [] if parent_id is not None and thread.is_warmup else thread.blocks
+    ended_at = thread.ended_at
+    if ended_at is None:  # nothing dated (an empty or metadata-only file): its last write
+        ended_at = datetime.fromtimestamp(sig[1] / 1e9, tz=timezone.utc)
+    return Session(
+        id=id,
+        agent=AGENT,
+        blocks=list(blocks),
+        cursor_key=cursor_key,
+        cursor_value=cursor_value,
+        cwd=thread.cwd or (fallback.cwd if fallback else None),
+        git_branch=thread.git_branch or (fallback.git_branch if fallback else None),
+        started_at=thread.started_at,
+        ended_at=ended_at,
+        parent_id=parent_id,
+        model=thread.model,
+        title=thread.title(),
+        warnings=list(thread.warnings),
+    )
+
+
+def _session_id(thread: Thread, stem: str) -> str:
+    """The file name when the lines agree (the normal case); else, for a loose file, the id the
+    lines carry (the last one a conversation line used); else the file name."""
+    if stem in thread.session_ids:
+        return stem
+    if thread.last_session_id:
+        return thread.last_session_id
+    if thread.session_ids:
+        return thread.session_ids.most_common(1)[0][0]
+    return stem
+
+
+def _meta_title(path: Path) -> str | None:
+    """2.1.x writes `agent-<id>.meta.json` = {"agentType", "description", ...} beside the file."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict):
+        return None
+    description = meta.get("description")
+    agent_type = meta.get("agentType")
+    parts = [p.strip() for p in (agent_type, description) if isinstance(p, str) and p.strip()]
+    return ": ".join(parts) or None
+
+
+def build_connector(options: dict[str, Any] | None, context: ConnectorContext,
+                    default: Callable[[], Path] = default_root) -> ClaudeConnector:
+    options = dict(options or {})
+    unknown = sorted(k for k in options if k not in OPTIONS)
+    if unknown:
+        names = ", ".join(repr(k) for k in unknown)
+        raise ValueError(f"claude connector: unknown option {names} (known: {', '.join(OPTIONS)})")
+    path = options.get("path")
+    if path is None:
+        return ClaudeConnector(default(), context)
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"claude connector: option 'path' must be a folder path, got {path!r}")
+    return ClaudeConnector(expand(str(path)), context)

@@ -1,0 +1,32 @@
+"""Helpers the tests import by name (conftest modules cannot be imported reliably: every plugin
+folder has its own)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO.parent / "shared" / "samples"
+
+
+def jezero_command() -> list[str]:
+    script = Path(sys.executable).parent / "jezero"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "jezero.cli"]
+
+
+def needs_samples():
+    return pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"sample transcripts not found at {SAMPLES} (shared/ is absent)")
+
+
+def needs_plugin(dist: str):
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version(dist)
+        missing = False
+    except PackageNotFoundError:
+        missing = True
+    return pytest.mark.skipif(missing, reason=f"{dist} is not installed (core-only run)")

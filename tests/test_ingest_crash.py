@@ -1,0 +1,102 @@
+"""Kill `jezero run` with SIGKILL at random points, many times, and show that the library ends up
+exactly as one clean run leaves it: no duplicates, no lost sessions, a clean integrity check."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from jz_support import jezero_command, needs_plugin
+from jezero.demo import SessionSpec, Turn, write
+from jezero.store import open_readonly
+
+pytestmark = [needs_plugin("jezero-connectors-claude"), needs_plugin("jezero-connectors-codex"),
+              needs_plugin("jezero-summarizers")]
+
+
+def make_store(folder, n=80, seed=3):
+    rng = random.Random(seed)
+    start = datetime(2026, 2, 1, tzinfo=timezone.utc)
+    words = "deploy invoice webhook postgres docker cache queue retry schema token checkout refund".split()
+    for i in range(n):
+        turns = [Turn("user", f"task {i}: " + " ".join(rng.choices(words, k=30)))]
+        for j in range(rng.randint(2, 12)):
+            turns.append(Turn("command", f"make step-{j}", "\n".join(" ".join(rng.choices(words, k=15)) for _ in range(40)),
+                              failed=rng.random() < 0.2))
+            turns.append(Turn("assistant", " ".join(rng.choices(words, k=80))))
+        spec = SessionSpec("claude" if i % 2 else "codex", f"/home/dev/src/p{i % 5}", start + timedelta(hours=i), turns)
+        write(spec, folder / "claude" / "projects", folder / "codex")
+
+
+def config(tmp_path, sessions, name):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f"""
+[storage]
+path = "{tmp_path / (name + '.sqlite3')}"
+[ingest]
+settle_minutes = 0
+max_input_chars = 8000
+[[connectors]]
+name = "claude"
+type = "claude"
+options = {{ path = "{sessions / 'claude' / 'projects'}" }}
+[[connectors]]
+name = "codex"
+type = "codex"
+options = {{ path = "{sessions / 'codex'}" }}
+""")
+    return path
+
+
+def snapshot(library):
+    conn = open_readonly(library)
+    items = conn.execute("SELECT uid, source, session_id, segment_index, content_hash, title FROM items ORDER BY uid").fetchall()
+    fts = conn.execute("SELECT count(*) FROM items_fts").fetchone()[0]
+    integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+    fts_ok = conn.execute("SELECT count(*) FROM items i JOIN items_fts f ON f.rowid = i.id").fetchone()[0]
+    conn.close()
+    return items, fts, fts_ok, integrity
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_points_loses_nothing_and_duplicates_nothing(tmp_path):
+    sessions = tmp_path / "sessions"
+    make_store(sessions)
+    env = {**os.environ}
+
+    reference = config(tmp_path, sessions, "reference")
+    started = time.perf_counter()
+    subprocess.run([*jezero_command(), "--config", str(reference), "run", "-q"], env=env, check=True,
+                   capture_output=True, timeout=300)
+    clean_run = time.perf_counter() - started
+    expected, *_ = snapshot(tmp_path / "reference.sqlite3")
+    assert len({(s, sid) for _, s, sid, *_ in expected}) == 80
+
+    victim = config(tmp_path, sessions, "victim")
+    rng = random.Random(11)
+    kills = 0
+    for _ in range(12):
+        proc = subprocess.Popen([*jezero_command(), "--config", str(victim), "run", "-q"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, max(0.6, clean_run * 0.9)))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait(timeout=30)
+        items, fts, fts_ok, integrity = snapshot(tmp_path / "victim.sqlite3")
+        assert integrity == "ok"
+        assert fts == fts_ok == len(items)  # no item without its index row, or the reverse
+        assert len({uid for uid, *_ in items}) == len(items)
+    assert kills >= 6, "the runs finished before they could be killed; make the store bigger"
+
+    subprocess.run([*jezero_command(), "--config", str(victim), "run", "-q"], env=env, check=True,
+                   capture_output=True, timeout=300)
+    items, fts, fts_ok, integrity = snapshot(tmp_path / "victim.sqlite3")
+    assert integrity == "ok" and fts == fts_ok == len(items)
+    assert [i[:5] for i in items] == [e[:5] for e in expected]
