@@ -85,7 +85,12 @@ def _v2(db, tokenizer: str) -> None:
     )
 
 
-MIGRATIONS = [_v1, _v2]  # index + 1 = the version it produces
+def _v3(db, tokenizer: str) -> None:
+    """Find an already summarised twin by its content hash without scanning every item."""
+    db.execute("CREATE INDEX items_content_hash ON items(content_hash)")
+
+
+MIGRATIONS = [_v1, _v2, _v3]  # index + 1 = the version it produces
 LATEST = len(MIGRATIONS)
 
 
