@@ -253,15 +253,15 @@ class Pipeline:
                 self.report.segments_failed += 1
                 reason = f"{type(e).__name__}: {e}"
                 self._warn(f"session {job.session.id} segment {seg.index}: summarizer failed: {reason}")
+                spent = getattr(e, "usage", None) or Usage()  # a failed call may still have cost tokens
+                self._account(spent)
                 self.store.record_call(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
-                                       model=self.summarizer.model, input_tokens=0, output_tokens=0, cost_usd=None,
-                                       ok=False, error=reason[:1000])
+                                       model=self.summarizer.model, input_tokens=spent.input_tokens,
+                                       output_tokens=spent.output_tokens, cost_usd=spent.cost_usd, ok=False,
+                                       error=reason[:1000])
                 continue
-            self.budget.add(usage)
+            self._account(usage)
             self.report.segments_summarized += 1
-            self.report.input_tokens += usage.input_tokens
-            self.report.output_tokens += usage.output_tokens
-            self.report.cost_usd += usage.cost_usd or 0.0
             self.store.record_call(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
                                    model=self.summarizer.model, input_tokens=usage.input_tokens,
                                    output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, ok=True)
@@ -275,6 +275,12 @@ class Pipeline:
         if items or cursor:
             self.report.sessions_written += 1
         self.progress(f"{source}: {job.session.id} ({len(items)} item(s))")
+
+    def _account(self, usage: Usage) -> None:
+        self.budget.add(usage)
+        self.report.input_tokens += usage.input_tokens
+        self.report.output_tokens += usage.output_tokens
+        self.report.cost_usd += usage.cost_usd or 0.0
 
     # -- items -------------------------------------------------------------------------------
 
