@@ -53,4 +53,4 @@ _register()
 
 
 def main() -> None:
-    app()
+    app(prog_name="jezero")
