@@ -1,0 +1,74 @@
+"""Runs the HTTP app the way the load benchmark wants to compare it, in its own process:
+
+    python benchmarks/load/server.py CONFIG PORT [--connections thread|request]
+                                     [--stateful] [--sse] [--workers N] [--threads N] [--readers N]
+
+With --workers > 1, uvicorn starts that many processes sharing the port, each building the app
+through `make_app` from the environment variables set here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+
+def make_app():
+    from jezero.server.http import build_http_app
+
+    app = build_http_app(
+        os.environ["JEZERO_CONFIG"],
+        stateless=os.environ.get("LOAD_STATEFUL") != "1",
+        json_response=os.environ.get("LOAD_SSE") != "1",
+        connections=os.environ.get("LOAD_CONNECTIONS", "thread"),
+        readers=int(os.environ.get("LOAD_READERS", "0")) or None,
+    )
+    threads = int(os.environ.get("LOAD_THREADS", "0"))
+    if threads:
+        from contextlib import asynccontextmanager
+
+        import anyio.to_thread
+
+        inner = app.router.lifespan_context
+
+        @asynccontextmanager
+        async def lifespan(app_):
+            # How many tool calls may run at once (anyio's default is 40 worker threads).
+            anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+            async with inner(app_) as state:
+                yield state
+
+        app.router.lifespan_context = lifespan
+    return app
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("config")
+    ap.add_argument("port", type=int)
+    ap.add_argument("--connections", default="thread", choices=["thread", "request"])
+    ap.add_argument("--stateful", action="store_true", help="keep MCP sessions (the SDK's default)")
+    ap.add_argument("--sse", action="store_true", help="answer with an SSE stream (the SDK's default)")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=0, help="tool calls at once per process (0: anyio's 40)")
+    ap.add_argument("--readers", type=int, default=0, help="library reads at once (0: the server's default)")
+    args = ap.parse_args()
+    os.environ.update({"JEZERO_CONFIG": args.config, "LOAD_CONNECTIONS": args.connections,
+                       "LOAD_STATEFUL": "1" if args.stateful else "0", "LOAD_SSE": "1" if args.sse else "0",
+                       "LOAD_THREADS": str(args.threads), "LOAD_READERS": str(args.readers)})
+    import logging
+
+    import uvicorn
+
+    logging.basicConfig(level=logging.WARNING)
+    uvicorn.run("server:make_app", factory=True, app_dir=str(HERE), host="127.0.0.1", port=args.port,
+                workers=args.workers, log_level="warning", access_log=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""A stand-in connector for the load benchmark: keeps writing new items into the library, through
+the same `Store.write` as the pipeline, until it is told to stop (SIGTERM or SIGINT). Prints a
+JSON line with what it wrote when it ends.
+
+    python benchmarks/load/writer.py LIBRARY --batch 5 --interval 0.2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "search"))
+sys.path.insert(0, str(HERE.parent.parent))
+
+import corpus  # noqa: E402  (benchmarks/search/corpus.py: the same generator as the library)
+
+from jezero.store import Store  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("library", type=Path)
+    ap.add_argument("--batch", type=int, default=5, help="items per transaction")
+    ap.add_argument("--interval", type=float, default=0.2, help="seconds between transactions")
+    ap.add_argument("--seed", type=int, default=99)
+    args = ap.parse_args()
+
+    stop = False
+
+    def on_signal(*_):
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    gen = corpus.Corpus(seed=args.seed)
+    written, commits, slowest, started = 0, 0, 0.0, time.monotonic()
+    n = 0
+    with Store(args.library) as store:
+        while not stop:
+            items = []
+            for _ in range(args.batch):
+                it = gen.item(n, n + 1)  # dated "now" on the corpus' timeline: newest items
+                n += 1
+                it.uid = f"load-writer:{args.seed}:{n}"
+                it.session_id = f"load-{args.seed}-{n}"
+                it.content_hash = f"load-{args.seed}-{n}"
+                items.append(it)
+            t0 = time.perf_counter()
+            store.write(items, connector="load-writer", cursor={"n": n})
+            slowest = max(slowest, time.perf_counter() - t0)
+            written += len(items)
+            commits += 1
+            time.sleep(args.interval)
+    elapsed = time.monotonic() - started
+    print(json.dumps({"items_written": written, "commits": commits, "seconds": round(elapsed, 1),
+                      "items_per_second": round(written / elapsed, 1) if elapsed else 0,
+                      "slowest_commit_ms": round(slowest * 1e3, 1)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

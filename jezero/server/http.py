@@ -1,0 +1,162 @@
+"""One ASGI app for everything served over HTTP:
+
+- /mcp                MCP over streamable HTTP; every request carries a client key
+- GET /api/v1/overview counts per source, project and day for the app's home screen, for any
+                       valid key and only its sources (kept out of MCP so agents do not get a
+                       sixth tool to choose from)
+- GET /health          no key, no data: status and version, for monitors
+
+A missing, wrong or revoked key gets 401 on /mcp and on the overview.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from jezero import __version__
+from jezero import query as q
+from jezero.config import Config
+from jezero.server.clients import POLL_SECONDS, ClientRegistry
+from jezero.server.library import ConnectionMode, Library
+from jezero.server.mcp_app import build_mcp_server
+from jezero.store import StoreError
+
+log = logging.getLogger("jezero.server")
+
+OVERVIEW_DEFAULT_DAYS = 30
+OVERVIEW_MAX_DAYS = 366
+
+
+def _unauthorized() -> Response:
+    # The same answer and header as the SDK gives on /mcp, so a client handles both alike.
+    return JSONResponse(
+        {"error": "invalid_token", "error_description": "Authentication required"},
+        status_code=401,
+        headers={"WWW-Authenticate": 'Bearer error="invalid_token", error_description="Authentication required"'},
+    )
+
+
+def build_http_app(
+    source: ClientRegistry | Config | str | os.PathLike | None = None,
+    *,
+    host: str = "127.0.0.1",
+    stateless: bool = True,
+    json_response: bool = True,
+    connections: ConnectionMode = "thread",
+    readers: int | None = None,
+) -> Starlette:
+    """The ASGI app (MCP at /mcp, the overview, health) for a config path, `Config` or registry.
+
+    host: the address it will be served on; for 127.0.0.1, localhost and ::1 the SDK also
+        refuses requests whose Host or Origin is not local (DNS-rebinding protection).
+    stateless / json_response: each MCP request is answered on its own, as one JSON body, with
+        no session kept on the server. A read-only server has nothing to keep between requests,
+        and it is measurably faster (benchmarks/load/README.md).
+    connections / readers: see jezero.server.library.
+    """
+    registry = ClientRegistry.from_source(source)
+    library = Library(registry.config().library_path(), mode=connections, readers=readers)
+    server = build_mcp_server(registry, http=True, library=library)
+
+    @server.custom_route("/health", methods=["GET"])
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "version": __version__})
+
+    @server.custom_route("/api/v1/overview", methods=["GET"])
+    async def overview(request: Request) -> Response:
+        # Custom routes are outside the SDK's auth wrapper, but its middleware has already
+        # verified the key (if any) for the whole app: only the check is left to do here.
+        user = request.scope.get("user")
+        if not isinstance(user, AuthenticatedUser):
+            return _unauthorized()
+        client = registry.by_name(user.access_token.client_id)
+        if client is None:
+            return _unauthorized()
+        try:
+            days = int(request.query_params.get("days", OVERVIEW_DEFAULT_DAYS))
+        except ValueError:
+            return JSONResponse({"error": "days must be a whole number"}, status_code=400)
+        days = max(1, min(days, OVERVIEW_MAX_DAYS))
+        allowed = list(client.sources)
+        try:
+            data = await anyio.to_thread.run_sync(_overview, library, allowed, days)
+        except q.QueryError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        except LookupError as e:
+            return JSONResponse({"error": str(e)}, status_code=503)
+        return JSONResponse(data)
+
+    app = server.streamable_http_app(stateless_http=stateless, json_response=json_response, host=host)
+    _watch_config(app, registry)
+    return app
+
+
+def _watch_config(app: Starlette, registry: ClientRegistry) -> None:
+    """Also look at the config in the background while the app runs. Requests already see an edit
+    within POLL_SECONDS; this makes the log say "reloaded" (or "keeping the last good clients")
+    right after the edit, even when no request comes."""
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(app_):
+        async with inner(app_) as state, anyio.create_task_group() as tasks:
+            async def watch():
+                while True:
+                    await anyio.sleep(POLL_SECONDS)
+                    await anyio.to_thread.run_sync(registry.refresh)
+
+            tasks.start_soon(watch)
+            try:
+                yield state
+            finally:
+                tasks.cancel_scope.cancel()
+
+    app.router.lifespan_context = lifespan
+
+
+def _overview(library: Library, allowed: list[str], days: int) -> dict[str, Any]:
+    try:
+        with library.reader() as conn:
+            return q.overview(conn, allowed=allowed, days=days)
+    except StoreError:
+        raise LookupError("the library does not exist yet on the server: nothing has been ingested") from None
+
+
+def http_server(
+    source: ClientRegistry | Config | str | os.PathLike | None = None,
+    host: str | None = None,
+    port: int | None = None,
+    *,
+    log_level: str = "info",
+    **app_options: Any,
+) -> uvicorn.Server:
+    """A uvicorn server for the app, not started: `.run()` blocks; in a thread, poll `.started`
+    and set `.should_exit = True` to stop it. host and port default to the config's [server]."""
+    registry = ClientRegistry.from_source(source)
+    settings = registry.config().server
+    host = host or settings.host
+    port = port or settings.port
+    app = build_http_app(registry, host=host, **app_options)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
+                            lifespan="on", timeout_graceful_shutdown=3)
+    return uvicorn.Server(config)
+
+
+def serve_http(
+    source: ClientRegistry | Config | str | os.PathLike | None = None,
+    host: str | None = None,
+    port: int | None = None,
+    **options: Any,
+) -> None:
+    """Serve MCP, the overview and health over HTTP until interrupted."""
+    http_server(source, host, port, **options).run()

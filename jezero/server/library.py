@@ -1,0 +1,97 @@
+"""Read-only connections to the library for the server's worker threads.
+
+The SDK runs each (sync) tool call on a worker thread. Two ways to give it a connection:
+
+- "thread" (the default): one read-only connection per worker thread, kept for the thread's
+  life. Its page cache and parsed schema stay warm between calls. SQLite in WAL mode lets it see
+  every commit made since its last statement, so a connector writing meanwhile is no problem.
+- "request": a fresh read-only connection per call, closed after it. Nothing is shared or kept,
+  at the cost of an open (~0.1 ms) and a cold page cache on every call.
+
+benchmarks/load/ compares them under load. Either way the file is opened read-only: no request
+can write, whatever the code above it does.
+
+At most `readers` calls read at once (default: one per CPU core); the others wait their turn
+before they start. A search is CPU-bound work inside SQLite, and its time budget is wall-clock
+time: forty searches sharing two cores each ran past the budget and came back empty, while the
+same searches one per core finish in full. Waiting in line is the honest way to be busy.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Literal
+
+import apsw
+
+from jezero.store import open_readonly
+
+ConnectionMode = Literal["thread", "request"]
+
+# Read the file through a memory map instead of copying each page into the connection's cache:
+# FTS5 scans long posting lists, and on a 100k-item library this cut search time by about a fifth
+# (benchmarks/load/README.md). It is address space, not memory; SQLite caps it at ~2 GB.
+MMAP_BYTES = 1 << 31
+
+
+def _open(path: Path) -> apsw.Connection:
+    conn = open_readonly(path)
+    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}").fetchall()
+    return conn
+
+
+def default_readers() -> int:
+    return max(2, os.cpu_count() or 2)
+
+
+class Library:
+    def __init__(self, path: str | os.PathLike, *, mode: ConnectionMode = "thread", readers: int | None = None):
+        if mode not in ("thread", "request"):
+            raise ValueError(f"connection mode must be 'thread' or 'request', not {mode!r}")
+        self.path = Path(path)
+        self.mode = mode
+        self.readers = readers or default_readers()
+        self._turns = threading.BoundedSemaphore(self.readers)
+        self._local = threading.local()
+
+    @contextmanager
+    def reader(self) -> Iterator[apsw.Connection]:
+        """A read-only connection for the current call, once one of the `readers` turns is free.
+        Raises StoreError if there is no library."""
+        with self._turns:
+            with self._connection() as conn:
+                yield conn
+
+    @contextmanager
+    def _connection(self) -> Iterator[apsw.Connection]:
+        if self.mode == "request":
+            conn = _open(self.path)
+            try:
+                yield conn
+            finally:
+                conn.close()
+            return
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _open(self.path)
+            self._local.conn = conn
+        try:
+            yield conn
+        finally:
+            # A statement left unfinished would hold a read transaction open: the connection would
+            # keep answering from an old snapshot and block checkpoints. Start over instead.
+            if conn.in_transaction:
+                self.forget()
+
+    def forget(self) -> None:
+        """Close this thread's kept connection (the next call opens a new one)."""
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            try:
+                conn.close(True)
+            except apsw.Error:
+                pass

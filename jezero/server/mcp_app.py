@@ -1,0 +1,291 @@
+"""The MCP server: five read-only tools over the query layer, and the protocol that teaches an
+agent to use them.
+
+There is no write tool, on purpose: agents read untrusted text and can be talked into things,
+and a memory that agents can write is a memory one fooled agent can poison for all. The library
+grows only from real sessions, ingested by connectors the admin runs.
+
+Every tool asks the query layer with the calling client's source patterns as `allowed`: over
+HTTP the client is the one whose key authenticated the request; over stdio (or in memory) it is
+the local user, who reads everything unless `client=` names a configured client to act as.
+"""
+
+import os
+import time
+from typing import Annotated, Any
+
+import apsw
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from jezero import __version__
+from jezero import query as q
+from jezero.config import Config
+from jezero.query import ItemNotFound, QueryError
+from jezero.server import shape
+from jezero.server.auth import ClientKeyVerifier
+from jezero.server.clients import ClientRegistry
+from jezero.server.library import ConnectionMode, Library
+from jezero.store import StoreError
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+
+INSTRUCTIONS = """\
+Jezero is a read-only memory of past work: each item summarises one session of a coding agent \
+(title, summary, questions, atoms such as errors, commands and files), with its project, source \
+and date. Use it like a colleague's notebook.
+
+1. Search before non-trivial work: a bug, a feature, a decision, a part of the code you have \
+not seen yet. Use two to five distinctive words (tool, file, service, error code); pasting a \
+distinctive part of an error message often works best.
+2. Matching is literal: words, not meanings. When a search finds nothing useful, retry with a \
+synonym, the singular, or a fragment ("migrat" finds migrate and migrations). Use the project, \
+source and since filters rather than adding those names to the query; `catalog` lists them.
+3. Before you answer with a decision, plan, status or number taken from an item, call \
+later(item_id) (with the decision's own words as query) to see whether a newer session changed \
+it. If it says matched_by = project_timeline, nothing newer matched the subject: read those \
+items as context, not as a change.
+4. Cite the item ids you rely on, like [item 42]; open an item with get_item before building on \
+it.
+5. Never guess. If Jezero has nothing on a question, say so; do not invent what was decided.
+6. There is nothing to save: Jezero is read-only. Memory grows from the sessions themselves, \
+which are summarised after they end.
+"""
+
+DESCRIPTIONS = {
+    "search": """\
+Search past sessions. Returns items (id, title, clipped summary, project, source, agent, date, \
+score), best first, relevance blended with recency. Call it before non-trivial work. Matching is \
+literal and on words or fragments: use two to five distinctive words (names of tools, files, \
+services, error codes; quotes for an exact phrase); if nothing fits, retry with a synonym, the \
+singular or a shorter fragment. Filter with project, source and since instead of adding those \
+words to the query. Then get_item for the full record and later before relying on a decision.""",
+    "later": """\
+Newer items on the same subject as an item, newest first: what changed since. Call it before \
+answering with a decision, plan, status or number taken from an item: a later session may have \
+revised it. Pass the decision's own words as query to make the subject precise (the item's title \
+is used otherwise). matched_by = "subject": these items match the subject. matched_by = \
+"project_timeline": nothing newer matched; these are just the project's newer items, context and \
+not evidence of a change.""",
+    "timeline": """\
+Items in date order, newest first, of one project or one source (give at least one of them; \
+catalog lists the names): what happened recently, or between two dates (since inclusive, until \
+exclusive). Use it to catch up on a project before working in it; use search to find a subject.""",
+    "get_item": """\
+One item in full: summary, the questions it answers, its atoms (errors, commands, files, \
+decisions, verbatim), project, source, agent, session and dates. Set include_original to also get \
+the (redacted) transcript text behind it, clipped to a maximum. Cite the id when you use it.""",
+    "catalog": """\
+The sources and projects you can read, with item counts and last activity: the exact names to \
+use in the project and source filters of search and timeline. Call it when you do not know the \
+name of a project, or to see what the memory holds.""",
+}
+
+ItemId = Annotated[int, Field(description="An item id, as returned by search, timeline or later.")]
+Query = Annotated[str, Field(description="Two to five distinctive words or fragments; quotes for an exact phrase.")]
+Project = Annotated[str | None, Field(description="Only this project (exact name, see catalog).")]
+Source = Annotated[str | None, Field(description="Only this source (exact name, see catalog).")]
+Since = Annotated[str | None, Field(description="Only items at or after this date or ISO datetime (UTC unless an offset is given).")]
+Until = Annotated[str | None, Field(description="Only items before this date or ISO datetime.")]
+
+
+def _limit(default: int) -> Any:
+    return Annotated[int | None, Field(description=f"How many items (default {default}, capped by the server).")]
+
+
+class _Tools:
+    """What the tools share: the clients, the library, and who the local caller acts as."""
+
+    def __init__(self, registry: ClientRegistry, library: Library, *, http: bool, client: str | None):
+        self.registry = registry
+        self.library = library
+        self.http = http
+        self.client = client
+
+    def allowed(self) -> list[str]:
+        """The source patterns of the caller of the current request."""
+        token = get_access_token()
+        if token is not None:
+            name = token.client_id
+        elif self.http:
+            # An HTTP server reached without a verified key (it should have been a 401).
+            raise ToolError("no valid client key on this request")
+        elif self.client is None:
+            return ["*"]
+        else:
+            name = self.client
+        client = self.registry.by_name(name)
+        if client is None:
+            raise ToolError(f"client {name!r} is not in the server's config any more (revoked)")
+        return list(client.sources)
+
+    def options(self):
+        return self.registry.config().search
+
+    def run(self, fn, *args, **kwargs):
+        return self.run_timed(fn, *args, **kwargs)[0]
+
+    def run_timed(self, fn, *args, item_id: int | None = None, **kwargs) -> tuple[Any, float]:
+        """Call a query function with a read-only connection; returns its answer and the seconds
+        it ran (not counting the wait for a turn). Every failure the agent can act on becomes a
+        ToolError with a plain message."""
+        try:
+            with self.library.reader() as conn:
+                start = time.perf_counter()
+                if item_id is not None:
+                    answer = fn(conn, item_id, *args, **kwargs)
+                else:
+                    answer = fn(conn, *args, **kwargs)
+                return answer, time.perf_counter() - start
+        except ItemNotFound:
+            # The same answer whether the item does not exist or belongs to a source this key
+            # may not read: a key learns nothing about what it cannot see.
+            raise ToolError(f"no item {item_id} (or not visible to this key)") from None
+        except QueryError as e:
+            raise ToolError(str(e)) from None
+        except StoreError:
+            raise ToolError("the library does not exist yet on the server: nothing has been ingested") from None
+        except apsw.BusyError:
+            raise ToolError("the library is busy; try again in a moment") from None
+        except apsw.InterruptError:
+            raise ToolError("the query took too long: use more distinctive words or a filter") from None
+
+
+def result(answer: dict[str, Any]) -> CallToolResult:
+    """A tool result whose text is compact JSON (an agent reads the text; an app the structure)."""
+    return CallToolResult(content=[TextContent(type="text", text=shape.dumps(answer))], structured_content=answer)
+
+
+def build_mcp_server(
+    source: ClientRegistry | Config | str | os.PathLike | None = None,
+    *,
+    client: str | None = None,
+    http: bool = False,
+    library: Library | None = None,
+    connections: ConnectionMode = "thread",
+    readers: int | None = None,
+) -> MCPServer:
+    """The MCP server over the library named by the config.
+
+    source: a config path, a loaded `Config`, or a `ClientRegistry` (None: the usual lookup).
+    http: require a client key on every request (streamable HTTP); the key's client decides the
+        sources. Without it (stdio, in memory) the caller is the local user: every source, or
+        the sources of the configured client named by `client`.
+    library / connections / readers: how requests reach the SQLite file: a connection per worker
+        thread or per request, and how many calls read at once (see jezero.server.library).
+    """
+    registry = ClientRegistry.from_source(source)
+    if client is not None and registry.by_name(client) is None:
+        raise ValueError(f"no client named {client!r} in {registry.path or 'the config'}")
+    library = library or Library(registry.config().library_path(), mode=connections, readers=readers)
+    tools = _Tools(registry, library, http=http, client=client)
+
+    auth: dict[str, Any] = {}
+    if http:
+        auth = dict(
+            token_verifier=ClientKeyVerifier(registry),
+            # Static keys, no authorization server: issuer_url is required by the model but unused,
+            # and resource_server_url=None serves no OAuth metadata and checks no audience.
+            auth=AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None),
+        )
+    server = MCPServer(
+        "jezero",
+        title="Jezero",
+        description="A read-only shared memory of past work for coding agents.",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        # The SDK configures root logging when nothing else has; `jezero serve` configures it
+        # first, and anyone else embedding the server gets warnings only, not every request.
+        log_level="WARNING",
+        **auth,
+    )
+
+    @server.tool(title="Search past work", description=DESCRIPTIONS["search"], annotations=READ_ONLY)
+    def search(
+        query: Query,
+        project: Project = None,
+        source: Source = None,
+        since: Since = None,
+        limit: _limit(10) = None,
+        explain: Annotated[bool, Field(description="Add how each score was made up.")] = False,
+    ) -> CallToolResult:
+        options = tools.options()
+        hits, seconds = tools.run_timed(q.search, query, allowed=tools.allowed(), source=source, project=project,
+                                        since=since, limit=limit, options=options, explain=explain)
+        answer: dict[str, Any] = {"items": [shape.hit(h) for h in hits]}
+        if not hits and seconds * 1000 >= options.time_budget_ms:
+            # The query layer returns nothing when its time budget ran out: that is not "no match",
+            # and the advice to try other words would be wrong.
+            answer["note"] = ("the search ran out of time before finding anything (very common words, or a busy "
+                              "server): try again, add a project, source or since filter, or use rarer words")
+        elif not hits:
+            answer["note"] = ("no match. Matching is literal: retry with a synonym, the singular, a shorter "
+                              "fragment, or fewer words; check filter names with catalog")
+        return result(shape.fit(answer, "items"))
+
+    @server.tool(title="Newer work on the same subject", description=DESCRIPTIONS["later"], annotations=READ_ONLY)
+    def later(
+        item_id: ItemId,
+        query: Annotated[str | None, Field(description="The subject in a few words (default: the item's title).")] = None,
+        limit: _limit(5) = None,
+    ) -> CallToolResult:
+        found = tools.run(q.later, query, item_id=item_id, allowed=tools.allowed(), limit=limit, options=tools.options())
+        answer: dict[str, Any] = {
+            "matched_by": found.get("matched_by"),
+            "item": shape.hit(found.get("item") or {}),
+            "items": [shape.hit(h) for h in found.get("items", [])],
+        }
+        if not answer["items"]:
+            answer["note"] = "nothing newer in this project: as far as Jezero knows, this item is the latest word"
+        elif answer["matched_by"] == "project_timeline":
+            answer["note"] = ("nothing newer matched this subject; these are the project's newer items by date, "
+                              "context rather than a change")
+        return result(shape.fit(answer, "items"))
+
+    @server.tool(title="Items by date", description=DESCRIPTIONS["timeline"], annotations=READ_ONLY)
+    def timeline(
+        project: Project = None,
+        source: Source = None,
+        since: Since = None,
+        until: Until = None,
+        limit: _limit(20) = None,
+    ) -> CallToolResult:
+        items = tools.run(q.timeline, project=project, source=source, since=since, until=until, limit=limit,
+                          allowed=tools.allowed(), options=tools.options())
+        answer: dict[str, Any] = {"items": [shape.hit(h) for h in items]}
+        if not items:
+            answer["note"] = "no items for these filters; check the names with catalog"
+        return result(shape.fit(answer, "items"))
+
+    @server.tool(title="One item in full", description=DESCRIPTIONS["get_item"], annotations=READ_ONLY)
+    def get_item(
+        item_id: ItemId,
+        include_original: Annotated[bool, Field(description="Also return the transcript text behind the item (clipped).")] = False,
+    ) -> CallToolResult:
+        it = tools.run(q.get_item, item_id=item_id, include_original=include_original, allowed=tools.allowed())
+        return result(shape.fit_item(shape.item(it)))
+
+    @server.tool(title="Sources and projects", description=DESCRIPTIONS["catalog"], annotations=READ_ONLY)
+    def catalog() -> CallToolResult:
+        cat = tools.run(q.catalog, allowed=tools.allowed())
+        answer = {"sources": list(cat.get("sources", [])), "projects": list(cat.get("projects", []))}
+        return result(shape.fit(answer, "projects", "projects"))
+
+    return server
+
+
+def serve_stdio(
+    source: ClientRegistry | Config | str | os.PathLike | None = None,
+    *,
+    client: str | None = None,
+    connections: ConnectionMode = "thread",
+    readers: int | None = None,
+) -> None:
+    """Serve one local agent over stdin/stdout until it closes them. No key: the local user reads
+    every source, or the sources of the configured client named by `client`."""
+    build_mcp_server(source, client=client, connections=connections, readers=readers).run("stdio")
