@@ -198,7 +198,7 @@ DEMO_SEARCHES = [
     ("an error, pasted", 'jezero search "too many clients"'),
     ("a command", 'jezero search "docker system prune"'),
     ("the current decision", 'jezero search "analytics script" --project shop'),
-    ("what changed since", "jezero show {first_shop_id} --newer"),
+    ("what changed since the first decision", "jezero later {first_shop_id} analytics"),
     ("another language", 'jezero search "PostgreSQL 16"'),
 ]
 
