@@ -1,0 +1,217 @@
+"""Reading the library from the terminal: search, later, timeline, show. Each command opens the
+library read-only, calls the query layer with every source allowed (the person at the terminal
+owns the library) and only formats the answer."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Annotated, Any, Optional
+
+import typer
+
+from jezero.cli import app
+from jezero.cli.common import fail, load_config, out, print_json
+
+ALL_SOURCES = ("*",)
+SUBJECT_HEADING = "NEWER ON THIS SUBJECT"
+TIMELINE_HEADING = "NEWER IN THIS PROJECT (by date, not by subject)"
+SUMMARY_CHARS = 240
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")]
+LimitOpt = Annotated[Optional[int], typer.Option("--limit", "-n", help="How many items (capped at search.max_limit).")]
+SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Only items at or after this date or ISO datetime (UTC unless it says otherwise).")]
+
+
+@contextmanager
+def _library():
+    """(connection, search options) for the configured library; clear errors, no tracebacks."""
+    from jezero.query import ItemNotFound, QueryError
+    from jezero.store import StoreError, open_readonly
+
+    cfg = load_config()
+    try:
+        conn = open_readonly(cfg.library_path())
+    except StoreError as e:
+        fail(str(e), 1)
+    try:
+        yield conn, cfg.search
+    except ItemNotFound as e:
+        fail(str(e), 1)
+    except QueryError as e:
+        fail(str(e), 2)
+    finally:
+        conn.close()
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Words and \"quoted phrases\"; an item needs one of them to match.")],
+    source: Annotated[Optional[str], typer.Option("--source", help="Only this source (exact name).")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project (exact name).")] = None,
+    since: SinceOpt = None,
+    limit: LimitOpt = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made up.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Search past work: literal words, best match first, recent work slightly favoured."""
+    from jezero import query as q
+
+    with _library() as (conn, options):
+        hits = q.search(conn, query, allowed=ALL_SOURCES, source=source, project=project, since=since,
+                        limit=limit, options=options, explain=explain)
+    if json_out:
+        print_json(hits)
+        return
+    if not hits:
+        out.print("no match. Matching is literal: try a synonym, the singular, a shorter fragment or fewer words.",
+                  markup=False)
+        return
+    for h in hits:
+        _print_hit(h)
+        if explain and h.get("explain"):
+            _print_explain(h["explain"])
+
+
+@app.command()
+def later(
+    item_id: Annotated[int, typer.Argument(help="The item whose subject to follow.")],
+    query: Annotated[Optional[str], typer.Argument(help="The subject in a few words (default: the item's title).")] = None,
+    limit: LimitOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Newer items on the same subject as an item (a changed decision, a new status)."""
+    from jezero import query as q
+
+    with _library() as (conn, options):
+        found = q.later(conn, item_id, query, allowed=ALL_SOURCES, limit=limit, options=options)
+    if json_out:
+        print_json(found)
+        return
+    _print_later(found)
+
+
+@app.command()
+def timeline(
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="The project's items.")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="The source's items.")] = None,
+    since: SinceOpt = None,
+    until: Annotated[Optional[str], typer.Option("--until", help="Only items before this date or ISO datetime.")] = None,
+    limit: LimitOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """A project's or a source's items by date, newest first."""
+    from jezero import query as q
+
+    if not project and not source:
+        fail("timeline needs --project or --source", 2)
+    with _library() as (conn, options):
+        hits = q.timeline(conn, project=project, source=source, since=since, until=until, limit=limit,
+                          allowed=ALL_SOURCES, options=options)
+    if json_out:
+        print_json(hits)
+        return
+    if not hits:
+        out.print("no items for these filters.", markup=False)
+    for h in hits:
+        _print_hit(h)
+
+
+@app.command()
+def show(
+    item_id: Annotated[int, typer.Argument(help="The item's id (from search, later or timeline).")],
+    newer: Annotated[bool, typer.Option("--newer", help="Also list newer items on the same subject.")] = False,
+    original: Annotated[bool, typer.Option("--original", help="Also print the (redacted) transcript behind it.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """One item in full."""
+    from jezero import query as q
+
+    with _library() as (conn, options):
+        item = q.get_item(conn, item_id, include_original=original, allowed=ALL_SOURCES)
+        found = q.later(conn, item_id, allowed=ALL_SOURCES, options=options) if newer else None
+    if json_out:
+        print_json({**item, "newer": found} if newer else item)
+        return
+    _print_item(item, original)
+    if found is not None:
+        out.print()
+        _print_later(found, show_item=False)
+
+
+# -- formatting -------------------------------------------------------------------------------
+
+
+def _day(occurred_at: str | None) -> str:
+    return (occurred_at or "")[:10]
+
+
+def _where(h: dict[str, Any]) -> str:
+    return h.get("source", "") + (f" · {h['project']}" if h.get("project") else "")
+
+
+def _print_hit(h: dict[str, Any]) -> None:
+    score = f"  score {h['score']:.3g}" if isinstance(h.get("score"), float) else ""
+    out.print(f"[{h['id']}] {_day(h.get('occurred_at'))}  {_where(h)}{score}", markup=False)
+    out.print(f"    {h.get('title', '')}", markup=False)
+    summary = (h.get("summary") or "").replace("\n", " ")
+    if summary:
+        if len(summary) > SUMMARY_CHARS:
+            summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
+        out.print(f"    {summary}", markup=False, style="dim")
+
+
+def _print_explain(e: dict[str, Any]) -> None:
+    fields = e.get("fields") or {}
+    parts = ", ".join(f"{k} {v:.3g}" for k, v in fields.items() if v)
+    line = (f"    bm25 {e['bm25']:.4g}: relevance {e['relevance']:.4g} x recency {e['recency_factor']:.3f} "
+            f"({e['age_days']:.0f} days) = {e['score']:.4g}")
+    out.print(line, markup=False, style="cyan")
+    detail = []
+    if parts:
+        detail.append(f"by field: {parts}")
+    if e.get("matched_terms"):
+        detail.append("matched: " + ", ".join(e["matched_terms"]))
+    if e.get("ignored_terms"):
+        detail.append("left out (in half the library or more): " + ", ".join(e["ignored_terms"]))
+    if e.get("candidates") and e["candidates"] != "best_bm25":
+        detail.append(f"candidates: {e['candidates']}")
+    if detail:
+        out.print("    " + "; ".join(detail), markup=False, style="cyan")
+
+
+def _print_later(found: dict[str, Any], *, show_item: bool = True) -> None:
+    if show_item:
+        it = found["item"]
+        out.print(f"after [{it['id']}] {_day(it.get('occurred_at'))} {it.get('title', '')}", markup=False)
+        out.print()
+    heading = SUBJECT_HEADING if found["matched_by"] == "subject" else TIMELINE_HEADING
+    out.print(heading, markup=False, style="bold")
+    if not found["items"]:
+        out.print("  nothing newer", markup=False)
+    for h in found["items"]:
+        _print_hit(h)
+
+
+def _print_item(item: dict[str, Any], original: bool) -> None:
+    out.print(f"[{item['id']}] {item.get('title', '')}", markup=False, style="bold")
+    meta = [f"source {item.get('source')}", f"agent {item.get('agent')}"]
+    if item.get("project"):
+        meta.append(f"project {item['project']}")
+    meta += [f"session {item.get('session_id')}", item.get("occurred_at") or ""]
+    out.print(" · ".join(meta), markup=False, style="dim")
+    out.print()
+    out.print(item.get("summary", ""), markup=False)
+    if item.get("questions"):
+        out.print()
+        out.print("Questions:", markup=False, style="bold")
+        for question in item["questions"]:
+            out.print(f"  - {question}", markup=False)
+    if item.get("atoms"):
+        out.print()
+        out.print("Atoms:", markup=False, style="bold")
+        for atom in item["atoms"]:
+            out.print(f"  {atom.get('type', '?')}: {atom.get('text', '')}", markup=False)
+    if original:
+        out.print()
+        out.print("Original:", markup=False, style="bold")
+        out.print(item.get("original", ""), markup=False)

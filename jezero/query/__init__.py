@@ -1,0 +1,83 @@
+"""The query layer: plain functions over a read-only apsw connection (`jezero.store.open_readonly`).
+It knows nothing of MCP, HTTP or the terminal; the server, the CLI and the app only call it and
+format what it returns, so what a person sees is what an agent sees.
+
+    search(conn, query, ...)       ranked items for free text
+    later(conn, item_id, query)    newer items on the same subject (or, failing that, by date)
+    timeline(conn, project|source) items by date, newest first
+    get_item(conn, item_id)        one item in full, the original transcript on request
+    catalog(conn) / overview(conn) what the caller may filter on / counts for a home screen
+
+Every function takes `allowed`, the caller's source patterns (case-sensitive globs such as
+`agent-*`, expanded against the library's source names). A source outside them is invisible:
+searches return nothing from it and get_item reports its items as missing.
+
+How search ranks
+----------------
+Terms are the query's words and "quoted phrases", each quoted (so nothing typed acts as an FTS5
+operator), shorter ones than the tokenizer can look up dropped (3 characters for trigram),
+deduplicated, OR-ed. Stage 1 asks FTS5 for the `candidate_pool` rows (200) with the best
+`bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5)` among the rows that pass the filters (allowed sources,
+source, project, since). Stage 2 multiplies relevance (-bm25) by a recency factor
+
+    score = relevance * ((1 - w) + w * 0.5 ** (age_days / half_life))     w = recency_weight
+
+and returns the first `limit`. Recency reorders matches; it never makes a non-match relevant.
+
+Making it fast without changing the answer
+------------------------------------------
+FTS5 scores every row that matches before LIMIT applies, so one word present in most items made
+a query cost as much as scoring the whole library (170-220 ms at 100k items). Two exact steps
+avoid most of that work; benchmarks/search/README.md has the method's figures.
+
+1. Words in half the library or more are left out of the ranked MATCH. FTS5 floors such a
+   word's IDF at 1e-6: it adds nothing to a score worth the name. search() counts exactly which
+   terms are floored (stats.py: a sample decides which terms are worth counting; counts are
+   cached per index state). What that changes:
+   - rows that also match a rarer term lose the floored terms' share of bm25, at most 1e-6 x 2.2
+     per term, a relative change around 1e-6 of a real match's score: the same rows in the same
+     order unless two scores were equal to six digits;
+   - rows that match only floored terms score ~1e-6, below every real match, so they matter only
+     when fewer than `limit` rows match a rarer term. The plain algorithm filled the list with
+     the floored-only rows of best (near-zero) bm25; this one fills it with the most recently
+     stored floored-only rows, scored by the same formula (jezero_bm25, given the floored IDF);
+   - a query made only of such words has no relevance signal: it ranks the `candidate_pool`
+     most recently stored matches (highest ids) by bm25 and recency, instead of the pool with
+     the best near-zero bm25 among all the library's matches.
+2. When a rare term (a few hundred rows) sits next to a frequent one (thousands of rows, not
+   floored), only the rows holding the rare term are scored, the frequent terms' part added
+   through jezero_bm25 with their exact IDFs. A row holding only frequent terms cannot score
+   more than (k1 + 1) x their IDFs; when the limit-th result beats that, the answer is provably
+   the plain algorithm's, else the full query runs (search._driven has the details).
+
+`explain` says which terms were left out (`ignored_terms`) and where a candidate came from
+(`candidates`: "best_bm25" or "newest_matches").
+
+Time budget
+-----------
+Each call installs a progress handler that interrupts any statement still running after
+`search.time_budget_ms` (default 250 ms). search() never raises for that. An interrupted count
+keeps its term in the query; an interrupted ranked query is retried, with a fresh allowance, on
+the most recently stored matches only (explain: candidates = "newest_matches"); if that runs out
+too, the result is an empty list. The connection's progress handler is cleared when the call
+ends, so use a connection for one call at a time.
+"""
+
+from __future__ import annotations
+
+from jezero.query.errors import ItemNotFound, QueryError
+from jezero.query.library import catalog, get_item, overview
+from jezero.query.search import later, search, timeline
+from jezero.query.terms import build_match_query
+
+__all__ = [
+    "ItemNotFound",
+    "QueryError",
+    "build_match_query",
+    "catalog",
+    "get_item",
+    "later",
+    "overview",
+    "search",
+    "timeline",
+]

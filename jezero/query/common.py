@@ -1,0 +1,193 @@
+"""What every query function shares: limits, times, the caller's sources, the time budget, and
+the shape of a hit."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import time
+from collections.abc import Sequence
+from contextlib import contextmanager
+from datetime import date, datetime, timezone
+
+import apsw
+
+from jezero.config import SearchConfig
+from jezero.query.errors import QueryError
+
+# Fields of a hit, in this order, as stored in `items`.
+HIT_FIELDS = ("id", "title", "summary", "project", "source", "agent", "session_id", "occurred_at")
+TIMELINE_DEFAULT_LIMIT = 20
+LATER_DEFAULT_LIMIT = 5
+# The progress handler runs every this many SQLite VM steps: often enough to stop within a
+# fraction of a millisecond, rarely enough to cost nothing measurable.
+PROGRESS_STEPS = 1000
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+_DEFAULT_OPTIONS = SearchConfig()
+
+
+def options_or_default(options: SearchConfig | None) -> SearchConfig:
+    return options if options is not None else _DEFAULT_OPTIONS
+
+
+def clamp_limit(limit, default: int, cap: int) -> int:
+    """The same rule for every function: missing, None, zero or negative means the default;
+    anything above `cap` (search.max_limit) is cut to it."""
+    if limit is None or isinstance(limit, bool):
+        value = 0
+    else:
+        try:
+            value = int(limit)
+        except (TypeError, ValueError):
+            raise QueryError(f"limit must be a whole number, got {limit!r}") from None
+    if value <= 0:
+        value = default
+    return max(1, min(value, cap))
+
+
+def parse_time(value, name: str = "since") -> str | None:
+    """A bound as stored text (fixed-width UTC), or None for no bound.
+
+    Accepts a datetime, a date, or ISO 8601 text: a bare date (`2024-05-01`) is midnight UTC, a
+    datetime without offset is UTC, `Z` or an offset are converted.
+    """
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            if _DATE.match(text):
+                dt = datetime.strptime(text, "%Y-%m-%d")
+            else:
+                dt = datetime.fromisoformat(text.replace("z", "Z"))
+        except ValueError:
+            raise QueryError(
+                f"{name}: cannot read {value!r} as a date; use ISO 8601, e.g. 2024-05-01 or 2024-05-01T14:30:00Z"
+            ) from None
+    else:
+        raise QueryError(f"{name}: expected a date or ISO 8601 text, got {type(value).__name__}")
+    return time_text(dt)
+
+
+def time_text(dt: datetime) -> str:
+    """The store's fixed-width UTC text (zero-padded years too, so text order stays time order)."""
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    try:
+        dt = dt.astimezone(timezone.utc)
+    except OverflowError:
+        raise QueryError(f"date out of range: {dt!r}") from None
+    return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+            f".{dt.microsecond:06d}Z")
+
+
+def parse_stored(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def utc_now(now: datetime | None) -> datetime:
+    if now is None:
+        return datetime.now(timezone.utc)
+    if not isinstance(now, datetime):
+        raise QueryError(f"now must be a datetime, got {type(now).__name__}")
+    return now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now.astimezone(timezone.utc)
+
+
+# -- sources the caller may read -------------------------------------------------------------------
+
+
+def library_sources(conn: apsw.Connection) -> list[str]:
+    """The distinct source names in the library, by walking the (source, occurred_at) index one
+    seek per source instead of reading every row."""
+    names: list[str] = []
+    row = conn.execute("SELECT min(source) FROM items").fetchone()
+    while row and row[0] is not None:
+        names.append(row[0])
+        row = conn.execute("SELECT min(source) FROM items WHERE source > ?", (row[0],)).fetchone()
+    return names
+
+
+def all_allowed(allowed: Sequence[str] | str | None) -> bool:
+    patterns = _patterns(allowed)
+    return "*" in patterns
+
+
+def allowed_sources(conn: apsw.Connection, allowed: Sequence[str] | str | None) -> list[str] | None:
+    """The caller's glob patterns (case-sensitive, `agent-*`) expanded against the library's
+    sources. None means every source (a bare `*`), so callers can skip the filter altogether."""
+    patterns = _patterns(allowed)
+    if "*" in patterns:
+        return None
+    return [s for s in library_sources(conn) if any(fnmatch.fnmatchcase(s, p) for p in patterns)]
+
+
+def may_read(source: str, allowed: Sequence[str] | str | None) -> bool:
+    return any(fnmatch.fnmatchcase(source, p) for p in _patterns(allowed))
+
+
+def _patterns(allowed) -> list[str]:
+    if allowed is None:
+        return []
+    if isinstance(allowed, str):
+        return [allowed]
+    return [p for p in allowed if isinstance(p, str)]
+
+
+# -- time budget ----------------------------------------------------------------------------------
+
+
+class Budget:
+    """A deadline enforced by the connection's progress handler: a statement still running when
+    it passes is interrupted (apsw.InterruptError). `renew()` starts a fresh allowance, for the
+    one cheaper retry a caller may make after an interruption."""
+
+    def __init__(self, ms: int):
+        self.seconds = ms / 1000
+        self.deadline = time.perf_counter() + self.seconds
+        self.interrupted = False
+
+    def renew(self) -> None:
+        self.deadline = time.perf_counter() + self.seconds
+
+    def expired(self) -> bool:
+        return time.perf_counter() > self.deadline
+
+    def _check(self) -> bool:
+        if time.perf_counter() > self.deadline:
+            self.interrupted = True
+            return True
+        return False
+
+
+@contextmanager
+def budget(conn: apsw.Connection, ms: int):
+    """Install a Budget as the connection's progress handler for the duration of one call. The
+    query layer owns the handler while it runs: use a connection for one call at a time."""
+    b = Budget(ms)
+    conn.set_progress_handler(b._check, PROGRESS_STEPS)
+    try:
+        yield b
+    finally:
+        conn.set_progress_handler(None)
+
+
+# -- hits -----------------------------------------------------------------------------------------
+
+
+def fetch_hits(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, dict]:
+    """The hit fields of these items, by id."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    cols = ", ".join(HIT_FIELDS)
+    rows = conn.execute(f"SELECT {cols} FROM items WHERE id IN ({marks})", tuple(ids))
+    return {r[0]: dict(zip(HIT_FIELDS, r)) for r in rows}

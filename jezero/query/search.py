@@ -1,0 +1,469 @@
+"""search, later and timeline: the ranked and the dated ways into the library."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import apsw
+
+from jezero.config import SearchConfig
+from jezero.query import bm25, stats
+from jezero.query.common import (
+    HIT_FIELDS,
+    LATER_DEFAULT_LIMIT,
+    TIMELINE_DEFAULT_LIMIT,
+    allowed_sources,
+    budget,
+    clamp_limit,
+    fetch_hits,
+    may_read,
+    options_or_default,
+    parse_stored,
+    parse_time,
+    utc_now,
+)
+from jezero.query.errors import ItemNotFound, QueryError
+from jezero.query.terms import Term, parse_terms, split_tokenizer
+from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS
+
+# later(): how many subject hits to look at, and the share of the best relevance a hit needs to
+# count as on the same subject (terms are OR-ed, so one shared common word is enough to match).
+LATER_POOL = 50
+LATER_MIN_SHARE = 0.3
+LATER_KEEP_CLOSEST = 2
+
+# _driven(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
+# other terms include one in HEAVY_ROWS or more; at most DRIVER_MAX_ROWS rows are scored that way
+# (the frequent terms' part of each costs a Python call, ~5 us).
+DRIVER_MAX_ROWS = 1000
+HEAVY_ROWS = 3000
+
+BEST_BM25 = "best_bm25"  # the candidate_pool rows with the best bm25 (the normal case)
+NEWEST = "newest_matches"  # the most recently stored matches (common words only, or time budget)
+
+
+@dataclass
+class _Filters:
+    sources: list[str] | None  # None: every source
+    source: str | None
+    project: str | None
+    since: str | None
+    until: str | None = None
+
+    def sql(self, alias: str = "i") -> tuple[str, list]:
+        where, args = [], []
+        if self.sources is not None:
+            where.append(f"{alias}.source IN ({','.join('?' * len(self.sources))})")
+            args += self.sources
+        if self.source is not None:
+            where.append(f"{alias}.source = ?")
+            args.append(self.source)
+        if self.project is not None:
+            where.append(f"{alias}.project = ?")
+            args.append(self.project)
+        if self.since is not None:
+            where.append(f"{alias}.occurred_at >= ?")
+            args.append(self.since)
+        if self.until is not None:
+            where.append(f"{alias}.occurred_at < ?")
+            args.append(self.until)
+        return " AND ".join(where), args
+
+
+@dataclass(slots=True)
+class _Candidate:
+    id: int
+    bm25: float
+    occurred_at: str
+    pool: str
+    terms: list[Term]  # the terms of the MATCH that scored it
+    idfs: list[float] | None = None  # given to jezero_bm25; None when FTS5 computed them
+
+
+def search(
+    conn: apsw.Connection,
+    query: str,
+    *,
+    allowed: Sequence[str] = ("*",),
+    source: str | None = None,
+    project: str | None = None,
+    since: str | datetime | None = None,
+    limit: int | None = None,
+    options: SearchConfig | None = None,
+    explain: bool = False,
+    now: datetime | None = None,
+    recency_weight: float | None = None,
+) -> list[dict]:
+    """Items matching any term of `query`, best first: BM25 over the indexed fields, then a
+    recency factor (see the package docstring for the method and for what the time budget does).
+
+    Each hit: id, title, summary, project, source, agent, session_id, occurred_at, score; with
+    `explain`, an `explain` dict of the numbers behind the score. Never raises for what the query
+    text contains; raises QueryError for a bad since, limit or recency_weight.
+    """
+    opts = options_or_default(options)
+    return _search(
+        conn, query, allowed=allowed, source=source, project=project, since=since,
+        limit=clamp_limit(limit, opts.default_limit, opts.max_limit), options=opts, explain=explain, now=now,
+        recency_weight=recency_weight,
+    )
+
+
+def _search(conn, query, *, allowed=("*",), source=None, project=None, since=None, limit, options, explain=False,
+            now=None, recency_weight=None, prune=True) -> list[dict]:
+    """search() with the limit already decided. `prune=False` runs the plain algorithm (every
+    term in one ranked MATCH), which the benchmark and the tests compare against."""
+    since_text = parse_time(since, "since")
+    now_dt = utc_now(now)
+    weight = options.recency_weight if recency_weight is None else _weight(recency_weight)
+    if query is None:
+        return []
+    if not isinstance(query, str):
+        raise QueryError(f"query must be text, got {type(query).__name__}")
+    terms = parse_terms(query, library_tokenizer(conn))
+    if not terms:
+        return []
+    sources = allowed_sources(conn, allowed)
+    if sources is not None and not sources:
+        return []
+    if source and sources is not None and source not in sources:
+        return []
+    filters = _Filters(sources, source or None, project or None, since_text)
+    with budget(conn, options.time_budget_ms) as b:
+        try:
+            return _ranked(conn, b, terms, filters, limit=limit, options=options, explain=explain, now=now_dt,
+                           weight=weight, prune=prune)
+        except apsw.InterruptError:
+            return []  # out of time where no partial answer exists (e.g. reading the index stats)
+
+
+def _ranked(conn, b, terms, filters, *, limit, options, explain, now, weight, prune) -> list[dict]:
+    pool = options.candidate_pool
+    index = stats.index_stats(conn)
+    if index.rows == 0:
+        return []
+    kept, floored = stats.classify(conn, index, terms) if prune else (terms, [])
+    candidates: list[_Candidate] = []
+    complete = False
+    driven = None
+    if kept and prune:
+        try:
+            driven = _driven(conn, index, kept, filters, pool, limit, now, options.recency_half_life_days, weight)
+        except apsw.InterruptError:
+            driven = None  # the full query below will meet the same deadline and fall back
+    if driven is not None:
+        candidates = driven
+    elif kept:
+        try:
+            candidates = _best(conn, kept, filters, pool)
+            complete = len(candidates) < pool
+        except apsw.InterruptError:
+            # Ranking every match took longer than the budget: rank the most recent matches
+            # instead, with a fresh allowance. If that too runs out, return nothing.
+            b.renew()
+            try:
+                candidates = _newest(conn, kept, filters, pool, None)
+            except apsw.InterruptError:
+                candidates = []
+    if floored and (not kept or (complete and len(candidates) < limit)):
+        # Only words in half the library or more: their bm25 is ~1e-6 for every row, so
+        # there is no relevance to sort on. Take the newest matches, scored exactly as
+        # bm25 would score them. Also used to fill a short result with such rows, which
+        # plain bm25 would list after every real match.
+        if b.expired():
+            b.renew()
+        try:
+            exclude = [c.id for c in candidates]
+            idfs = [bm25.IDF_FLOOR] * len(floored)
+            candidates += _newest(conn, floored, filters, pool - len(candidates), idfs, exclude)
+        except apsw.InterruptError:
+            pass
+    ranked = _rank(candidates, now, options.recency_half_life_days, weight, limit)
+    b.renew()  # the ranking is done: a late clock must not cost the answer
+    rows = fetch_hits(conn, [c.id for c, _, _, _ in ranked])
+    hits = []
+    # An item deleted by a writer since stage 1 (another snapshot) is simply left out.
+    ranked = [r for r in ranked if r[0].id in rows]
+    for cand, score, factor, age in ranked:
+        hit = dict(rows[cand.id])
+        hit["score"] = score
+        if explain:
+            hit["explain"] = {
+                "bm25": cand.bm25, "relevance": -cand.bm25, "fields": None, "recency_factor": factor,
+                "age_days": age, "score": score, "matched_terms": [], "candidates": cand.pool,
+                "ignored_terms": [t.text for t in floored] if cand.terms is kept else [],
+            }
+        hits.append(hit)
+    if explain and hits:
+        b.renew()
+        try:
+            _explain(conn, index, [(h, c) for h, (c, _, _, _) in zip(hits, ranked)])
+        except apsw.InterruptError:
+            pass  # the ranking numbers are there; the column split is left as None
+    return hits
+
+
+def _weight(value) -> float:
+    try:
+        w = float(value)
+    except (TypeError, ValueError):
+        raise QueryError(f"recency_weight must be a number between 0 and 1, got {value!r}") from None
+    if not 0.0 <= w <= 1.0:
+        raise QueryError(f"recency_weight must be between 0 and 1, got {value!r}")
+    return w
+
+
+def library_tokenizer(conn: apsw.Connection) -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
+    return row[0] if row else DEFAULT_TOKENIZER
+
+
+def _expression(terms: list[Term]) -> str:
+    return " OR ".join(t.quoted for t in terms)
+
+
+def _best(conn, terms: list[Term], filters: _Filters, pool: int) -> list[_Candidate]:
+    """Stage 1: the `pool` rows with the best bm25 among the rows that pass the filters."""
+    where, args = filters.sql()
+    expr = _expression(terms)
+    if where:
+        # CROSS JOIN keeps items_fts as the outer loop: with items outside, SQLite would probe
+        # FTS5 once per item by rowid, and each probe restarts the MATCH (and bm25's counts).
+        sql = (f"SELECT items_fts.rowid, {bm25.BM25_SQL} AS b, i.occurred_at FROM items_fts "
+               f"CROSS JOIN items AS i ON i.id = items_fts.rowid "
+               f"WHERE items_fts MATCH ? AND {where} ORDER BY b, items_fts.rowid LIMIT ?")
+    else:
+        # Without filters, join only the pool, not every match.
+        sql = (f"SELECT c.id, c.b, i.occurred_at FROM (SELECT rowid AS id, {bm25.BM25_SQL} AS b "
+               f"FROM items_fts WHERE items_fts MATCH ? ORDER BY b, rowid LIMIT ?) AS c "
+               f"CROSS JOIN items AS i ON i.id = c.id")
+    params = [expr, *args, pool] if where else [expr, pool]
+    return [_Candidate(r[0], r[1], r[2], BEST_BM25, terms) for r in conn.execute(sql, params)]
+
+
+def _driven(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters, pool: int, limit: int,
+            now: datetime, half_life: float, weight: float) -> list[_Candidate] | None:
+    """The same candidates as _best, without scoring every row of a frequent term, when that can
+    be proved: None when it cannot (then _best runs).
+
+    Split the terms into rare ones (in at most DRIVER_MAX_ROWS / 2 rows, by the sample) and the
+    others. Score every row holding a rare term: FTS5's bm25 for the rare terms, plus the
+    frequent terms' share from `(rare) AND (frequent)` through jezero_bm25 with their exact IDFs
+    (FTS5 then only seeks the frequent terms' lists to those rows). bm25 adds up over phrases,
+    so the sum is each row's full bm25. A row holding only frequent terms scores at most
+    UB = (k1 + 1) x the sum of their IDFs, and its final score (recency factor <= 1) too. So
+    when the `limit`-th final score among the scored rows is above UB, no such row can be in the
+    answer, and the answer is the plain algorithm's; otherwise None.
+    """
+    rare, frequent, heavy = [], [], False
+    for t in kept:
+        est = stats.estimated_rows(conn, index, t)
+        if est is None:
+            return None
+        if est <= DRIVER_MAX_ROWS / 2:
+            rare.append(t)
+        else:
+            frequent.append(t)
+            heavy = heavy or est >= HEAVY_ROWS
+    if not rare or not heavy:
+        return None  # nothing to drive with, or nothing worth avoiding
+    where, args = filters.sql()
+    if where:
+        sql = (f"SELECT items_fts.rowid, {bm25.BM25_SQL}, i.occurred_at FROM items_fts "
+               f"CROSS JOIN items AS i ON i.id = items_fts.rowid WHERE items_fts MATCH ? AND {where} LIMIT ?")
+    else:
+        sql = (f"SELECT items_fts.rowid, {bm25.BM25_SQL}, i.occurred_at FROM items_fts "
+               f"CROSS JOIN items AS i ON i.id = items_fts.rowid WHERE items_fts MATCH ? LIMIT ?")
+    rows = conn.execute(sql, [_expression(rare), *args, DRIVER_MAX_ROWS + 1]).fetchall()
+    if len(rows) > DRIVER_MAX_ROWS or len(rows) < limit:
+        return None
+    idfs = [bm25.idf(index.rows, stats.exact_count(conn, index, t)) for t in frequent]
+    bm25.register(conn)
+    ids = [r[0] for r in rows]
+    extra = dict(conn.execute(
+        f"SELECT rowid, {bm25.aux_sql([0.0] * len(rare) + idfs)} FROM items_fts "
+        f"WHERE items_fts MATCH ? AND rowid BETWEEN ? AND ?",
+        (f"({_expression(rare)}) AND ({_expression(frequent)})", min(ids), max(ids))))
+    candidates = sorted((_Candidate(r[0], r[1] + extra.get(r[0], 0.0), r[2], BEST_BM25, kept) for r in rows),
+                        key=_by_relevance)[:pool]
+    ranked = _rank(candidates, now, half_life, weight, limit)
+    bound = (bm25.K1 + 1.0) * sum(idfs)
+    if len(ranked) < limit or ranked[-1][1] <= bound:
+        return None
+    return candidates
+
+
+def _newest(conn, terms: list[Term], filters: _Filters, count: int, idfs: list[float] | None,
+            exclude: Sequence[int] = ()) -> list[_Candidate]:
+    """The `count` most recently stored matches (highest ids), scored by bm25: FTS5's own when
+    `idfs` is None, else jezero_bm25 with those IDFs (no pass over the whole index)."""
+    if count <= 0:
+        return []
+    where, args = filters.sql()
+    if exclude:
+        where = " AND ".join(x for x in (where, f"items_fts.rowid NOT IN ({','.join('?' * len(exclude))})") if x)
+        args = [*args, *exclude]
+    if idfs is None:
+        score = bm25.BM25_SQL
+    else:
+        bm25.register(conn)
+        score = bm25.aux_sql(idfs)
+    sql = (f"SELECT items_fts.rowid, {score}, i.occurred_at FROM items_fts "
+           f"CROSS JOIN items AS i ON i.id = items_fts.rowid "
+           f"WHERE items_fts MATCH ? {'AND ' + where if where else ''} ORDER BY items_fts.rowid DESC LIMIT ?")
+    rows = conn.execute(sql, [_expression(terms), *args, count])
+    return [_Candidate(r[0], r[1], r[2], NEWEST, terms, idfs) for r in rows]
+
+
+def _rank(candidates: list[_Candidate], now: datetime, half_life: float, weight: float, limit: int):
+    """Stage 2: relevance times the recency factor; the first `limit`, best first (newer first on
+    a tie). The factor is at most 1, so once a candidate's relevance is below the limit-th score
+    found so far, no later (less relevant) candidate can get in: the loop stops there."""
+    best: list[tuple] = []  # a min-heap of the `limit` best so far: (score, id, ...), worst on top
+    for c in sorted(candidates, key=_by_relevance):
+        if len(best) == limit and -c.bm25 < best[0][0]:
+            break
+        age = max((now - parse_stored(c.occurred_at)).total_seconds() / 86400, 0.0)
+        factor = (1 - weight) + weight * 0.5 ** (age / half_life)
+        entry = (-c.bm25 * factor, c.id, factor, age, c)
+        if len(best) < limit:
+            heapq.heappush(best, entry)
+        else:
+            heapq.heappushpop(best, entry)
+    best.sort(reverse=True)
+    return [(c, score, factor, age) for score, _, factor, age, c in best]
+
+
+def _by_relevance(c: _Candidate) -> tuple:
+    return (c.bm25, -c.id)
+
+
+def _explain(conn, index: stats.IndexStats, pairs: list[tuple[dict, _Candidate]]) -> None:
+    """Fill each hit's explain with the column split and the matched terms (see bm25.py)."""
+    try:
+        tokenize_doc = _doc_tokenizer(conn, library_tokenizer(conn))
+    except apsw.Error:  # a custom tokenizer this connection lacks: no column split
+        return
+    ids = [c.id for _, c in pairs]
+    texts = {r[0]: list(r[1:]) for r in conn.execute(
+        f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM items_fts WHERE rowid IN ({','.join('?' * len(ids))})", ids)}
+    known: dict[int, list[float]] = {}
+    for hit, cand in pairs:
+        idfs = cand.idfs or known.get(id(cand.terms))
+        if idfs is None:
+            idfs = known[id(cand.terms)] = [bm25.idf(index.rows, stats.exact_count(conn, index, t))
+                                            for t in cand.terms]
+        parts = bm25.explain_row(texts.get(cand.id, [""] * len(FTS_COLUMNS)), [t.key for t in cand.terms], idfs,
+                                 index.rows, index.tokens, tokenize_doc)
+        hit["explain"]["fields"] = parts["fields"]
+        hit["explain"]["matched_terms"] = [cand.terms[i].text for i in parts["matched"]]
+
+
+def _doc_tokenizer(conn, spec: str):
+    name, args = split_tokenizer(spec)
+    tok = conn.fts5_tokenizer(name, args)
+    return lambda text: tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                            include_offsets=False, include_colocated=False)
+
+
+# -- later --------------------------------------------------------------------------------------
+
+
+def later(
+    conn: apsw.Connection,
+    item_id: int,
+    query: str | None = None,
+    *,
+    allowed: Sequence[str] = ("*",),
+    limit: int | None = None,
+    options: SearchConfig | None = None,
+    now: datetime | None = None,
+) -> dict:
+    """Newer items on the same subject as `item_id`, newest first.
+
+    1. Search `query` (else the item's title) within the item's project (its source when it has
+       none), since the item's time (inclusive), LATER_POOL results, pure relevance.
+    2. Drop the item; keep hits with relevance >= LATER_MIN_SHARE x the best (the item included).
+    3. Keep the LATER_KEEP_CLOSEST most relevant; fill the other places with the newest.
+    4. Newest first, at most `limit` (5 by default): matched_by = "subject".
+    5. Nothing left: the project's (or source's) newer items by date: matched_by = "project_timeline".
+    """
+    opts = options_or_default(options)
+    lim = clamp_limit(limit, min(LATER_DEFAULT_LIMIT, opts.max_limit), opts.max_limit)
+    item = brief(conn, item_id, allowed)
+    subject = query if isinstance(query, str) and query.strip() else item["title"]
+    scope = {"project": item["project"]} if item["project"] else {"source": item["source"]}
+    hits = _search(conn, subject, allowed=allowed, since=item["occurred_at"], limit=LATER_POOL, options=opts,
+                   now=now, recency_weight=0.0, **scope)
+    best = max((h["score"] for h in hits), default=0.0)
+    fair = [h for h in hits if h["id"] != item["id"] and h["score"] >= LATER_MIN_SHARE * best]
+    if fair:
+        closest = sorted(fair, key=lambda h: (-h["score"], -h["id"]))
+        chosen = closest[:LATER_KEEP_CLOSEST]
+        chosen += _by_date(closest[LATER_KEEP_CLOSEST:])[: max(lim - len(chosen), 0)]
+        return {"matched_by": "subject", "item": item, "items": _by_date(chosen)[:lim]}
+    newer = _timeline(conn, since=item["occurred_at"], until=None, limit=lim + 1, allowed=allowed, **scope)
+    return {"matched_by": "project_timeline", "item": item,
+            "items": [h for h in newer if h["id"] != item["id"]][:lim]}
+
+
+def _by_date(hits: list[dict]) -> list[dict]:
+    return sorted(hits, key=lambda h: (h["occurred_at"], h["id"]), reverse=True)
+
+
+def brief(conn: apsw.Connection, item_id, allowed) -> dict:
+    """An item's hit fields, if the caller may read it."""
+    ident = item_id_or_raise(item_id)
+    row = fetch_hits(conn, [ident]).get(ident)
+    if row is None or not may_read(row["source"], allowed):
+        raise ItemNotFound(item_id)
+    return row
+
+
+def item_id_or_raise(item_id) -> int:
+    if isinstance(item_id, bool):
+        raise ItemNotFound(item_id)
+    try:
+        return int(item_id)
+    except (TypeError, ValueError):
+        raise ItemNotFound(item_id) from None
+
+
+# -- timeline -----------------------------------------------------------------------------------
+
+
+def timeline(
+    conn: apsw.Connection,
+    *,
+    project: str | None = None,
+    source: str | None = None,
+    since: str | datetime | None = None,
+    until: str | datetime | None = None,
+    limit: int | None = None,
+    allowed: Sequence[str] = ("*",),
+    options: SearchConfig | None = None,
+) -> list[dict]:
+    """A project's or a source's items by date, newest first; since inclusive, until exclusive.
+    Hits carry score None (nothing is ranked)."""
+    opts = options_or_default(options)
+    if not project and not source:
+        raise QueryError("timeline needs a project or a source")
+    return _timeline(conn, project=project or None, source=source or None, since=parse_time(since, "since"),
+                     until=parse_time(until, "until"),
+                     limit=clamp_limit(limit, min(TIMELINE_DEFAULT_LIMIT, opts.max_limit), opts.max_limit),
+                     allowed=allowed)
+
+
+def _timeline(conn, *, project=None, source=None, since=None, until=None, limit: int, allowed) -> list[dict]:
+    sources = allowed_sources(conn, allowed)
+    if sources is not None and (not sources or (source is not None and source not in sources)):
+        return []
+    where, args = _Filters(sources, source, project, since, until).sql("items")
+    rows = conn.execute(
+        f"SELECT {', '.join(HIT_FIELDS)} FROM items WHERE {where} ORDER BY occurred_at DESC, id DESC LIMIT ?",
+        [*args, limit],
+    )
+    return [{**dict(zip(HIT_FIELDS, r)), "score": None} for r in rows]

@@ -1,0 +1,239 @@
+"""What the index knows about a term: how many items contain it.
+
+FTS5's bm25 gives a term the weight IDF = log((N - n + 0.5) / (n + 0.5)), n being the number of
+rows that contain it, and floors that weight at 1e-6 once n >= N/2. Such a term adds nothing to
+any score worth the name, yet OR-ed into the query it makes FTS5 score every row that contains it
+before LIMIT can apply (170-220 ms for a word in every item of 100k). search() therefore asks,
+for each term, whether it is floored, and leaves floored terms out of the ranked query.
+
+Knowing it exactly costs a count of the rows that hold the phrase, bounded at N/2 rows. Two
+things keep that cost off the common path:
+
+- a gate: a sample of up to SAMPLE_SIZE items (SAMPLE_BLOCKS runs of neighbours spread over the
+  library), read once per state of the index and matched in Python. A term found in fewer than
+  GATE_SHARE of the sampled items is kept without counting. The gate can only err towards
+  keeping a term, which costs time, never a different ranking: the decision to leave a term
+  out is always the exact count's;
+- a cache of the exact counts per library file and index state (FTS5 rewrites its structure
+  record, rowid 10 of `items_fts_data`, on every change, so the record's bytes identify a state;
+  rowid 1 holds N and the token totals bm25 uses). Any write starts a fresh cache.
+
+Nothing here writes: the sample and the counts are plain SELECTs.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import apsw
+
+from jezero.query.terms import Term
+
+SAMPLE_SIZE = 256
+SAMPLE_BLOCKS = 16
+# Below this share in the sample a term is treated as rare without counting. A term in half the
+# library shows ~50% +- 3.1% in 256 independent draws; 35% leaves about five standard deviations,
+# and room for the sample being runs of neighbours rather than independent draws.
+GATE_SHARE = 0.35
+# Library states and terms remembered per process; old states are forgotten first.
+CACHED_STATES = 4
+CACHED_TERMS = 20_000
+
+
+@dataclass
+class IndexStats:
+    rows: int  # N as FTS5 sees it (the averages record)
+    tokens: int  # tokens in all columns of all rows: avgdl = tokens / rows
+    token: bytes | None  # identity of this index state; None when it cannot be cached
+    counts: dict[tuple, int] = field(default_factory=dict)  # exact n, or >= half when floored
+    shares: dict[tuple, float] = field(default_factory=dict)  # share of the sample holding a term
+    sample: list[str] | None = None  # folded texts of the sampled items
+    sample_text: str = ""  # the same, NUL-joined (terms hold no NUL: no match spans two items)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def half(self) -> int:
+        """The smallest n that FTS5 floors: 2n >= N."""
+        return (self.rows + 1) // 2
+
+    def floored(self, n: int) -> bool:
+        return 2 * n >= self.rows
+
+
+_states: OrderedDict[tuple, IndexStats] = OrderedDict()
+_states_lock = threading.Lock()
+
+
+def index_stats(conn: apsw.Connection) -> IndexStats:
+    """The stats object for the library's current index state (shared across connections to the
+    same file)."""
+    rows = dict(conn.execute("SELECT id, block FROM items_fts_data WHERE id IN (1, 10)"))
+    averages, structure = rows.get(1), rows.get(10)
+    numbers = _varints(averages) if averages else [0]
+    n, tokens = numbers[0], sum(numbers[1:])
+    filename = getattr(conn, "filename", "") or ""
+    if not filename or structure is None:
+        return IndexStats(rows=n, tokens=tokens, token=None)
+    key = (filename, bytes(averages or b""), bytes(structure))
+    with _states_lock:
+        stats = _states.get(key)
+        if stats is None:
+            stats = _states[key] = IndexStats(rows=n, tokens=tokens, token=key[2])
+            while len(_states) > CACHED_STATES:
+                _states.popitem(last=False)
+        else:
+            _states.move_to_end(key)
+    return stats
+
+
+def classify(conn: apsw.Connection, stats: IndexStats, terms: list[Term]) -> tuple[list[Term], list[Term]]:
+    """Split terms into (kept, floored). A term is floored only when an exact count proved that
+    at least half the rows hold it; an interrupted count (time budget) keeps the term."""
+    kept: list[Term] = []
+    floored: list[Term] = []
+    for t in terms:
+        with stats.lock:
+            n = stats.counts.get(t.key)
+        if n is None:
+            share = sample_share(conn, stats, t)
+            if share is not None and share < GATE_SHARE:
+                kept.append(t)
+                continue
+            try:
+                n = count_rows(conn, t, limit=stats.half)
+            except apsw.InterruptError:
+                kept.append(t)
+                continue
+            remember(stats, t, n)
+        (floored if stats.floored(n) else kept).append(t)
+    return kept, floored
+
+
+def estimated_rows(conn: apsw.Connection, stats: IndexStats, term: Term) -> float | None:
+    """About how many rows hold the term: its exact count when known, else from the sample (an
+    estimate, used only to decide how to run a query, never how to rank)."""
+    with stats.lock:
+        n = stats.counts.get(term.key)
+    if n is not None:
+        return float(n)
+    share = sample_share(conn, stats, term)
+    return None if share is None else share * stats.rows
+
+
+def exact_count(conn: apsw.Connection, stats: IndexStats, term: Term) -> int:
+    """n for a term, as bm25 computes it (counted once per index state). For a floored term the
+    count stops at N/2, which is all bm25 needs to know."""
+    with stats.lock:
+        n = stats.counts.get(term.key)
+    if n is None:
+        n = count_rows(conn, term, limit=stats.half)
+        remember(stats, term, n)
+    return n
+
+
+def count_rows(conn: apsw.Connection, term: Term, *, limit: int) -> int:
+    if limit <= 0:
+        return 0
+    return conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM items_fts WHERE items_fts MATCH ? LIMIT ?)", (term.quoted, limit)
+    ).fetchone()[0]
+
+
+def remember(stats: IndexStats, term: Term, n: int) -> None:
+    if stats.token is None:
+        return
+    with stats.lock:
+        if len(stats.counts) >= CACHED_TERMS:
+            stats.counts.clear()
+        stats.counts[term.key] = n
+
+
+def sample_share(conn: apsw.Connection, stats: IndexStats, term: Term) -> float | None:
+    """The share of the sampled items holding the term (None if the sample could not be read in
+    time). Below GATE_SHARE it may be an overestimate: occurrences, not items, are counted."""
+    with stats.lock:
+        share = stats.shares.get(term.key)
+        sample = stats.sample
+    if share is not None:
+        return share
+    if sample is None:
+        try:
+            sample = _read_sample(conn, stats.rows)
+        except apsw.InterruptError:
+            return None
+        with stats.lock:
+            stats.sample, stats.sample_text = sample, "\0".join(sample)
+    if not sample:
+        return 0.0
+    needle = fold(term.text)
+    # Occurrences bound the items holding it from above, and str.count runs in C: most terms
+    # are settled here without looking at items one by one.
+    share = stats.sample_text.count(needle) / len(sample)
+    if share >= GATE_SHARE:
+        share = sum(1 for text in sample if needle in text) / len(sample)
+    if stats.token is not None:
+        with stats.lock:
+            if len(stats.shares) >= CACHED_TERMS:
+                stats.shares.clear()
+            stats.shares[term.key] = share
+    return share
+
+
+def _read_sample(conn: apsw.Connection, rows: int) -> list[str]:
+    """Up to SAMPLE_SIZE rows in SAMPLE_BLOCKS runs of consecutive ids spread over the library:
+    runs of neighbours share pages, so a cold read costs a few dozen seeks, not hundreds."""
+    lo, hi = conn.execute("SELECT min(id), max(id) FROM items").fetchone()
+    if lo is None:
+        return []
+    span = hi - lo + 1
+    run = max(SAMPLE_SIZE // SAMPLE_BLOCKS, 1)
+    if span <= SAMPLE_SIZE:
+        starts = [lo]
+        run = span
+    else:
+        starts = [lo + (span - run) * b // (SAMPLE_BLOCKS - 1) for b in range(SAMPLE_BLOCKS)]
+    texts = []
+    for start in starts:
+        for cols in conn.execute(
+            "SELECT title, summary, questions, atoms, project FROM items_fts WHERE rowid BETWEEN ? AND ?",
+            (start, start + run - 1),
+        ):
+            texts.append(fold("\n".join(c or "" for c in cols)))
+    return texts
+
+
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+def fold(text: str) -> str:
+    """Lowercase without diacritics: close to what the trigram tokenizer compares (used only by
+    the gate, where close is enough)."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    return _COMBINING.sub("", unicodedata.normalize("NFD", text))
+
+
+def _varints(blob: bytes) -> list[int]:
+    """The SQLite varints of FTS5's averages record: N, then the token total of each column."""
+    values = []
+    i = 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            if i >= len(blob):
+                break
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    return values or [0]

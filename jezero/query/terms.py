@@ -1,0 +1,136 @@
+"""From free text to an FTS5 expression: words and "quoted phrases", each quoted, OR-ed.
+
+Quoting every term is what makes the input literal: NEAR, AND, NOT, *, ^, `col:` and parentheses
+are searched as text, and nothing a person or an agent types can be an FTS5 syntax error.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+import threading
+from dataclasses import dataclass
+
+import apsw
+
+from jezero.store import DEFAULT_TOKENIZER
+
+# A pasted log can hold hundreds of words; each one is a phrase FTS5 walks for every query. The
+# first 64 distinct terms say what the query is about.
+MAX_TERMS = 64
+
+_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
+# NUL ends a string inside SQLite's C code and lone surrogates cannot be encoded as UTF-8:
+# neither can be part of an indexed word, so they separate terms like spaces do.
+_UNSAFE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str  # as the person wrote it, without the surrounding quotes
+    key: tuple  # what the index sees (its tokens): two terms with the same key are one term
+
+    @property
+    def quoted(self) -> str:
+        return '"' + self.text.replace('"', '""') + '"'
+
+
+def min_term_length(tokenizer: str) -> int:
+    """A trigram index cannot look up fewer than three characters; other tokenizers can."""
+    return 3 if split_tokenizer(tokenizer)[0] == "trigram" else 1
+
+
+def parse_terms(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[Term]:
+    """The distinct terms of `text`, in the order written.
+
+    Words are split on white space; a pair of double quotes makes a phrase (its inner white space
+    collapsed to single spaces). A quote left unpaired is dropped from the word it touches; a quote
+    inside a word is kept and searched for. Terms shorter than `min_term_length` are dropped, as
+    are terms in which the tokenizer finds no token at all (punctuation, for unicode61: they could
+    match nothing) and duplicates: two terms are the same when the tokenizer reads them the same
+    way, so `Shop` and `shop` (or `brûlée` and `brulee`) count once. At most MAX_TERMS are kept.
+    """
+    if not isinstance(text, str) or not text:
+        return []
+    if len(text) > 2000:  # a pasted log: parse it, but do not keep it in the cache
+        return list(_parse.__wrapped__(text, tokenizer))
+    return list(_parse(text, tokenizer))
+
+
+@functools.lru_cache(maxsize=1024)  # agents repeat and refine queries; parsing is pure
+def _parse(text: str, tokenizer: str) -> tuple[Term, ...]:
+    text = _UNSAFE.sub(" ", text)
+    shortest = min_term_length(tokenizer)
+    tokenize = _memory_tokenizer(tokenizer)
+    terms: list[Term] = []
+    seen: set[tuple] = set()
+    for m in _TOKEN.finditer(text):
+        raw = " ".join(m.group(1).split()) if m.group(1) is not None else m.group(2).strip('"')
+        if len(raw) < shortest:
+            continue
+        key = tokenize(raw)
+        if not key or key in seen:  # no token at all (punctuation for unicode61) matches nothing
+            continue
+        seen.add(key)
+        terms.append(Term(raw, key))
+        if len(terms) == MAX_TERMS:
+            break
+    return tuple(terms)
+
+
+def match_expression(terms: list[Term]) -> str | None:
+    return " OR ".join(t.quoted for t in terms) or None
+
+
+def build_match_query(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> str | None:
+    """The FTS5 expression for free text, or None when no usable term is left.
+
+    `analytics shop "consent banner"` becomes `"analytics" OR "shop" OR "consent banner"`.
+    """
+    return match_expression(parse_terms(text, tokenizer))
+
+
+# -- how the index reads a term ------------------------------------------------------------------
+
+_memory: apsw.Connection | None = None
+_memory_lock = threading.Lock()
+_tokenizers: dict[str, object] = {}
+
+
+def split_tokenizer(spec: str) -> tuple[str, list[str]]:
+    try:
+        parts = shlex.split(spec or "")
+    except ValueError:
+        parts = (spec or "").split()
+    return (parts[0].lower(), parts[1:]) if parts else ("unicode61", [])
+
+
+def tokenizer_function(conn: apsw.Connection, spec: str):
+    """`text -> tuple of tokens` as FTS5 reads a query phrase, for the tokenizer `spec` (the
+    string stored in the library's meta). Falls back to lowercase words if the connection does
+    not know the tokenizer (only possible for a custom one)."""
+    name, args = split_tokenizer(spec)
+    try:
+        tok = conn.fts5_tokenizer(name, args)
+    except apsw.Error:
+        return lambda text: tuple(text.lower().split())
+
+    def tokens(text: str) -> tuple:
+        return tuple(tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
+                         include_offsets=False, include_colocated=False))
+
+    return tokens
+
+
+def _memory_tokenizer(spec: str):
+    """The tokenizer on a private in-memory connection, for callers without a library at hand.
+    Built-in FTS5 tokenizers behave the same on every connection."""
+    global _memory
+    with _memory_lock:
+        fn = _tokenizers.get(spec)
+        if fn is None:
+            if _memory is None:
+                _memory = apsw.Connection(":memory:")
+            fn = _tokenizers[spec] = tokenizer_function(_memory, spec)
+    return fn
