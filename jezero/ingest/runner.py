@@ -5,6 +5,7 @@ passes over stored items: retag (projects, no model) and resummarize (on purpose
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
@@ -31,6 +32,20 @@ def lock_for(config: Config) -> FileLock:
     return FileLock(str(path) + ".lock")
 
 
+@contextmanager
+def exclusive(config: Config):
+    """Hold the run lock: one run (or resummarize) writes at a time; a second one is refused."""
+    lock = lock_for(config)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RunLocked(f"another `jezero run` holds {lock.lock_file}") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def open_store(config: Config) -> Store:
     return Store(config.library_path(), config.storage.tokenizer)
 
@@ -51,12 +66,7 @@ def run_connectors(
         if unknown:
             raise LookupError(f"no connector named {', '.join(unknown)} in the config")
         selected = [c for c in config.connectors if c.name in names]
-    lock = lock_for(config)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise RunLocked(f"another `jezero run` holds {lock.lock_file}") from None
-    try:
+    with exclusive(config):
         with open_store(config) as store:
             summarizer = None if dry_run else build_summarizer(config)
             budget = Budget(config.summarizer.budget_usd, config.summarizer.budget_tokens)
@@ -78,8 +88,6 @@ def run_connectors(
                     _record(store, report)
                 reports.append(report)
             return reports
-    finally:
-        lock.release()
 
 
 def _record(store: Store, report: RunReport) -> None:
@@ -164,12 +172,7 @@ def resummarize(
         where.append("occurred_at >= ?")
         args.append(format_time(since))
     sql = "SELECT * FROM items" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-    lock = lock_for(config)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise RunLocked(f"another `jezero run` holds {lock.lock_file}") from None
-    try:
+    with exclusive(config):
         with open_store(config) as store:
             cursor = store.db.execute(sql, args)
             cols = [d[0] for d in cursor.getdescription()]
@@ -202,8 +205,6 @@ def resummarize(
                 report.summarized += 1
                 if progress:
                     progress(f"{row['id']}: {summary.title}")
-    finally:
-        lock.release()
     return report
 
 

@@ -36,10 +36,13 @@ LATER_MIN_SHARE = 0.3
 LATER_KEEP_CLOSEST = 2
 
 # _driven(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
-# other terms include one in HEAVY_ROWS or more; at most DRIVER_MAX_ROWS rows are scored that way
-# (the frequent terms' part of each costs a Python call, ~5 us).
+# other terms include one in HEAVY_ROWS rows and HEAVY_SHARE of the library or more (below that,
+# scoring the frequent term costs less than the attempt risks: a failed attempt walks the rare
+# terms' lists twice for nothing). At most DRIVER_MAX_ROWS rows are scored that way (the
+# frequent terms' part of each costs a Python call, ~5 us).
 DRIVER_MAX_ROWS = 1000
 HEAVY_ROWS = 3000
+HEAVY_SHARE = 0.1
 
 BEST_BM25 = "best_bm25"  # the candidate_pool rows with the best bm25 (the normal case)
 NEWEST = "newest_matches"  # the most recently stored matches (common words only, or time budget)
@@ -267,7 +270,7 @@ def _driven(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters, 
             rare.append(t)
         else:
             frequent.append(t)
-            heavy = heavy or est >= HEAVY_ROWS
+            heavy = heavy or est >= max(HEAVY_ROWS, HEAVY_SHARE * index.rows)
     if not rare or not heavy:
         return None  # nothing to drive with, or nothing worth avoiding
     where, args = filters.sql()
@@ -281,6 +284,12 @@ def _driven(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters, 
     if len(rows) > DRIVER_MAX_ROWS or len(rows) < limit:
         return None
     idfs = [bm25.idf(index.rows, stats.exact_count(conn, index, t)) for t in frequent]
+    bound = (bm25.K1 + 1.0) * sum(idfs)
+    # A row's relevance is at most its rare part plus the bound: when even that best case, times
+    # the row's recency factor, cannot clear the bound for `limit` rows, stop before querying again.
+    optimistic = sorted(((-r[1] + bound) * _factor(now, r[2], half_life, weight) for r in rows), reverse=True)
+    if optimistic[limit - 1] <= bound:
+        return None
     bm25.register(conn)
     ids = [r[0] for r in rows]
     extra = dict(conn.execute(
@@ -290,7 +299,6 @@ def _driven(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters, 
     candidates = sorted((_Candidate(r[0], r[1] + extra.get(r[0], 0.0), r[2], BEST_BM25, kept) for r in rows),
                         key=_by_relevance)[:pool]
     ranked = _rank(candidates, now, half_life, weight, limit)
-    bound = (bm25.K1 + 1.0) * sum(idfs)
     if len(ranked) < limit or ranked[-1][1] <= bound:
         return None
     return candidates
@@ -335,6 +343,11 @@ def _rank(candidates: list[_Candidate], now: datetime, half_life: float, weight:
             heapq.heappushpop(best, entry)
     best.sort(reverse=True)
     return [(c, score, factor, age) for score, _, factor, age, c in best]
+
+
+def _factor(now: datetime, occurred_at: str, half_life: float, weight: float) -> float:
+    age = max((now - parse_stored(occurred_at)).total_seconds() / 86400, 0.0)
+    return (1 - weight) + weight * 0.5 ** (age / half_life)
 
 
 def _by_relevance(c: _Candidate) -> tuple:

@@ -9,15 +9,8 @@ from pathlib import Path
 
 import pytest
 
-# pytest's importlib mode names these test modules `jezero_connectors_codex.tests.*` and, when
-# the distribution was not imported yet, stands this folder in for `jezero_connectors_codex`
-# (a namespace module without the code). Drop the stand-in so the installed package loads.
-_standin = sys.modules.get("jezero_connectors_codex")
-if _standin is not None and getattr(_standin, "__file__", None) is None:
-    del sys.modules["jezero_connectors_codex"]
-
-from jezero.models import ConnectorContext  # noqa: E402
-from jezero_connectors_codex import build  # noqa: E402
+from jezero.models import ConnectorContext
+from jezero_connectors_codex import build
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = REPO_ROOT.parent / "shared" / "samples"

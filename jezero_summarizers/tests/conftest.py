@@ -1,31 +1,11 @@
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 
 import pytest
 
 
-def _unshadow(name: str = "jezero_summarizers") -> None:
-    """With --import-mode=importlib, pytest registers the distribution folder
-    (/work/main/jezero_summarizers, no __init__.py) as the namespace module `jezero_summarizers`
-    while importing this conftest, which hides the real package (in src/) from the tests and from
-    the plugin host. Put the real package back, keeping the `tests` child pytest attached."""
-    module = sys.modules.get(name)
-    if module is None or getattr(module, "__file__", None) is not None:
-        return
-    del sys.modules[name]
-    real = importlib.import_module(name)
-    tests = sys.modules.get(f"{name}.tests")
-    if tests is not None and not hasattr(real, "tests"):
-        real.tests = tests
-
-
-try:
-    _unshadow()
-except ImportError:
-    pass
 if getattr(sys.modules.get("jezero_summarizers"), "__file__", None) is None:
     # The suite's "core alone" run: this distribution is not installed, so nothing here applies.
     collect_ignore_glob = ["test_*.py"]
