@@ -118,7 +118,7 @@ def test_show(env):
     assert as_json(env, "show", "1", "--original")["original"].startswith("USER:")
     newer = jezero(env, "show", "1", "--newer").stdout
     assert "NEWER ON THIS SUBJECT" in newer and "[3]" in newer
-    # Item 4's title shares nothing with newer work: the fallback says it is by date.
+    # Item 5 is the newest of its project: nothing on its subject, so the fallback heading.
     fallback = jezero(env, "show", "5", "--newer").stdout
     assert "NEWER IN THIS PROJECT (by date, not by subject)" in fallback
     assert as_json(env, "show", "3", "--newer")["newer"]["matched_by"] in ("subject", "project_timeline")

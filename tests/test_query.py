@@ -446,7 +446,7 @@ def test_later_follows_a_decision_chain_newest_first(chain):
     assert ids_of(found["items"]) == [ids[4], ids[2]]
     by_title = later(conn, ids[0], now=NOW)
     assert by_title["matched_by"] == "subject"
-    assert ids_of(by_title["items"])[:2] == [ids[4], ids[2]] or set(ids_of(by_title["items"])) >= {ids[4], ids[2]}
+    assert set(ids_of(by_title["items"])) >= {ids[4], ids[2]}  # the title also shares "shop" with others
     middle = later(conn, ids[2], "analytics consent", now=NOW)
     assert ids_of(middle["items"]) == [ids[4]]
 
