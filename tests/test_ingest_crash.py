@@ -41,6 +41,17 @@ def step(rng, j):
             Turn("assistant", " ".join(rng.choices(WORDS, k=80)))]
 
 
+def wait_until_writing(proc, wal, timeout=60):
+    """Past start-up: the run has begun writing when its WAL file changes."""
+    def state():
+        return wal.stat().st_mtime_ns if wal.exists() else None
+
+    before = state()
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and state() == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def write_all(folder, specs):
     for spec in specs:
         write(spec, folder / "claude" / "projects", folder / "codex")
@@ -87,7 +98,8 @@ def test_sigkill_at_random_points_loses_nothing_and_duplicates_nothing(tmp_path)
     for round in range(10):
         proc = subprocess.Popen([*jezero_command(), "--config", str(victim), "run", "-q"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.8, 3.0))  # past start-up (~1 s), into the reading and writing
+        wait_until_writing(proc, tmp_path / "victim.sqlite3-wal")
+        time.sleep(rng.uniform(0.0, 0.5))  # somewhere inside the writing
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1

@@ -87,6 +87,8 @@ def run_connectors(
                 if not dry_run:
                     _record(store, report)
                 reports.append(report)
+            if any(r.items_written for r in reports):
+                store.tidy_index()
             return reports
 
 
