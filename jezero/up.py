@@ -115,19 +115,18 @@ def demo_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="jezero-demo-"))
 
 
-def free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
-def port_in_use(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        try:
-            s.bind((host, port))
-        except OSError:
-            return True
-    return False
+def listen(host: str, port: int) -> socket.socket:
+    """Bind and listen before saying where to connect: a client that connects at once waits in
+    the backlog until the server accepts, instead of being refused. Port 0 picks a free one."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    return sock
 
 
 def connect_instructions(url: str, key: str) -> str:

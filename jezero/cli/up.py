@@ -69,11 +69,6 @@ def up(
     host = host or cfg.server.host
     if port is None:
         port = cfg.server.port
-    if port == 0:
-        port = up_mod.free_port(host)
-    elif up_mod.port_in_use(host, port):
-        fail(f"port {port} on {host} is in use (another `jezero serve`?); pick another with --port", 2)
-    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp"
     cli = "jezero" + (f" --config {config_path}" if folder or state.config_path else "")
     if demo:
         out.print("\nTry these:", markup=False)
@@ -84,15 +79,21 @@ def up(
         out.print(f"\nSearch from here: {cli} search \"some error message\"", markup=False)
     if not serve:
         return
+    try:
+        sock = up_mod.listen(host, port)
+    except OSError as e:
+        fail(f"cannot serve on {host}:{port} ({e.strerror}; another `jezero serve`?); pick another with --port", 2)
+    port = sock.getsockname()[1]
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp"
     out.print(f"\nServing the library on {url}\n", markup=False)
     out.print(up_mod.connect_instructions(url, setup.key), markup=False)
     out.print("\nPress Ctrl+C to stop.", markup=False)
     import sys
 
     sys.stdout.flush()
-    from jezero.server import serve_http
+    from jezero.server import http_server
 
-    serve_http(config_path, host, port, log_level="warning")
+    http_server(config_path, host, port, log_level="warning").run(sockets=[sock])
 
 
 def _first_item(cfg, project: str) -> int | str:
