@@ -18,20 +18,20 @@ LOCAL_CLIENT = "local"
 
 
 @dataclass
-class Store:
+class AgentStore:
     type: str
     path: Path
 
 
-def discover_stores() -> list[Store]:
+def discover_stores() -> list[AgentStore]:
     """The agents' stores on this computer, where their own settings put them."""
     found = []
     claude = Path(os.environ["CLAUDE_CONFIG_DIR"]).expanduser() if os.environ.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude"
     if (claude / "projects").is_dir():
-        found.append(Store("claude", claude / "projects"))
+        found.append(AgentStore("claude", claude / "projects"))
     codex = Path(os.environ["CODEX_HOME"]).expanduser() if os.environ.get("CODEX_HOME") else Path.home() / ".codex"
     if (codex / "sessions").is_dir() or (codex / "archived_sessions").is_dir():
-        found.append(Store("codex", codex))
+        found.append(AgentStore("codex", codex))
     return found
 
 
@@ -39,7 +39,7 @@ def _toml(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def connectors_toml(stores: list[Store]) -> str:
+def connectors_toml(stores: list[AgentStore]) -> str:
     names = {"claude": "claude-local", "codex": "codex-local"}
     out = []
     for s in stores:
@@ -65,7 +65,7 @@ class Setup:
     config_path: Path
     key: str
     created: list[str]  # what this run wrote, for the user to see
-    stores: list[Store]
+    stores: list[AgentStore]
 
 
 def prepare(config_path: Path, *, demo_folder: Path | None = None) -> Setup:
@@ -75,7 +75,7 @@ def prepare(config_path: Path, *, demo_folder: Path | None = None) -> Setup:
         from jezero import demo
 
         claude_projects, codex_home = demo.build(demo_folder / "sessions")
-        stores = [Store("claude", claude_projects), Store("codex", codex_home)]
+        stores = [AgentStore("claude", claude_projects), AgentStore("codex", codex_home)]
         key_file = demo_folder / "local.key"
         config_path.write_text(
             "# A throwaway demo library: made-up sessions, nothing from this computer.\n"

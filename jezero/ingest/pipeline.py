@@ -294,33 +294,39 @@ class Pipeline:
         return self.pm.hook.resolve_project(hints=hints)
 
     def _item(self, seg: Segment, summary: Summary) -> ItemRecord:
-        s = seg.session
-        return ItemRecord(
-            uid=seg.uid, source=seg.source, agent=s.agent, session_id=s.id, segment_index=seg.index,
-            occurred_at=seg.occurred_at, title=summary.title, summary=summary.summary,
-            questions=list(summary.questions), atoms=[a.model_dump() for a in summary.atoms],
-            original=seg.text, content_hash=seg.content_hash, summarizer=self.summarizer.name,
-            summarizer_model=self.summarizer.model, summary_schema=SUMMARY_SCHEMA_VERSION,
-            project=self.project_for(s, summary.project), parent_session_id=s.parent_id,
-            started_at=(seg.blocks[0].time if seg.blocks and seg.blocks[0].time else s.started_at),
-            language=summary.language, cwd=s.cwd, git_branch=s.git_branch, model=s.model,
-            project_guess=summary.project, device_project=s.project_hint,
-        )
+        return segment_item(seg, summary_fields(summary, self.summarizer),
+                            project=self.project_for(seg.session, summary.project))
 
     def _copy_item(self, twin_id: int, seg: Segment) -> ItemRecord:
+        """The item for a segment whose redacted text is already summarised under another uid."""
         row = self.store.db.execute(
             "SELECT title, summary, questions, atoms, summarizer, summarizer_model, summary_schema, language, "
             "project_guess FROM items WHERE id=?", (twin_id,)
         ).fetchone()
-        s = seg.session
-        return ItemRecord(
-            uid=seg.uid, source=seg.source, agent=s.agent, session_id=s.id, segment_index=seg.index,
-            occurred_at=seg.occurred_at, title=row[0], summary=row[1], questions=json.loads(row[2]),
-            atoms=json.loads(row[3]), original=seg.text, content_hash=seg.content_hash, summarizer=row[4],
-            summarizer_model=row[5], summary_schema=row[6], project=self.project_for(s, row[8]),
-            parent_session_id=s.parent_id, started_at=s.started_at, language=row[7], cwd=s.cwd,
-            git_branch=s.git_branch, model=s.model, project_guess=row[8], device_project=s.project_hint,
-        )
+        fields = dict(title=row[0], summary=row[1], questions=json.loads(row[2]), atoms=json.loads(row[3]),
+                      summarizer=row[4], summarizer_model=row[5], summary_schema=row[6], language=row[7],
+                      project_guess=row[8])
+        return segment_item(seg, fields, project=self.project_for(seg.session, row[8]))
+
+
+def summary_fields(summary: Summary, summarizer: Summarizer) -> dict:
+    """What a summarizer's answer contributes to an item."""
+    return dict(title=summary.title, summary=summary.summary, questions=list(summary.questions),
+                atoms=[a.model_dump() for a in summary.atoms], summarizer=summarizer.name,
+                summarizer_model=summarizer.model, summary_schema=SUMMARY_SCHEMA_VERSION,
+                language=summary.language, project_guess=summary.project)
+
+
+def segment_item(seg: Segment, fields: dict, *, project: str | None) -> ItemRecord:
+    """An item from a segment (where it comes from) and its summary fields (what it says)."""
+    s = seg.session
+    first_time = seg.blocks[0].time if seg.blocks and seg.blocks[0].time else None
+    return ItemRecord(
+        uid=seg.uid, source=seg.source, agent=s.agent, session_id=s.id, segment_index=seg.index,
+        occurred_at=seg.occurred_at, original=seg.text, content_hash=seg.content_hash, project=project,
+        parent_session_id=s.parent_id, started_at=first_time or s.started_at, cwd=s.cwd,
+        git_branch=s.git_branch, model=s.model, device_project=s.project_hint, **fields,
+    )
 
 
 class BudgetReached(Exception):

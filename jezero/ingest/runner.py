@@ -14,10 +14,18 @@ from filelock import FileLock, Timeout
 
 from jezero import plugins
 from jezero.config import Config
-from jezero.ingest.pipeline import Budget, BudgetReached, Pipeline, RunReport, build_summarizer
+from jezero.ingest.pipeline import (
+    Budget,
+    BudgetReached,
+    Pipeline,
+    RunReport,
+    build_summarizer,
+    segment_item,
+    summary_fields,
+)
 from jezero.ingest.segments import parse_rendered
-from jezero.models import SUMMARY_SCHEMA_VERSION, Segment, Session
-from jezero.store import ItemRecord, Store, parse_stored_time
+from jezero.models import Segment, Session
+from jezero.store import Store, parse_stored_time
 
 log = logging.getLogger("jezero.ingest")
 
@@ -203,7 +211,7 @@ def resummarize(
                                   summarizer=summarizer.name, model=summarizer.model,
                                   input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                                   cost_usd=usage.cost_usd, ok=True)
-                store.write([_record_from(row, summary, summarizer)])
+                store.write([segment_item(seg, summary_fields(summary, summarizer), project=row["project"])])
                 report.summarized += 1
                 if progress:
                     progress(f"{row['id']}: {summary.title}")
@@ -213,26 +221,13 @@ def resummarize(
 def _segment_from_row(row: dict) -> Segment:
     session = Session(id=row["session_id"], agent=row["agent"], blocks=[], cursor_key="", cursor_value=None,
                       cwd=row["cwd"], git_branch=row["git_branch"], model=row["model"],
-                      parent_id=row["parent_session_id"], project_hint=row["device_project"])
+                      parent_id=row["parent_session_id"], project_hint=row["device_project"],
+                      started_at=parse_stored_time(row["started_at"]) if row["started_at"] else None)
     blocks = parse_rendered(row["original"])
     session.blocks = blocks
     return Segment(uid=row["uid"], source=row["source"], session=session, index=row["segment_index"], blocks=blocks,
                    text=row["original"], content_hash=row["content_hash"],
                    occurred_at=parse_stored_time(row["occurred_at"]))
-
-
-def _record_from(row: dict, summary, summarizer) -> ItemRecord:
-    return ItemRecord(
-        uid=row["uid"], source=row["source"], agent=row["agent"], session_id=row["session_id"],
-        segment_index=row["segment_index"], occurred_at=parse_stored_time(row["occurred_at"]),
-        title=summary.title, summary=summary.summary, questions=list(summary.questions),
-        atoms=[a.model_dump() for a in summary.atoms], original=row["original"], content_hash=row["content_hash"],
-        summarizer=summarizer.name, summarizer_model=summarizer.model, summary_schema=SUMMARY_SCHEMA_VERSION,
-        project=row["project"], parent_session_id=row["parent_session_id"],
-        started_at=parse_stored_time(row["started_at"]) if row["started_at"] else None, language=summary.language,
-        cwd=row["cwd"], git_branch=row["git_branch"], model=row["model"], project_guess=summary.project,
-        device_project=row["device_project"],
-    )
 
 
 def status(config: Config) -> list[dict]:

@@ -106,7 +106,11 @@ def squash(text: str) -> str:
 
 def clip(text: str, limit: int) -> str:
     """One line of at most `limit` characters, cut at a word boundary with an ellipsis."""
-    text = squash(text)
+    return cut_at_word(squash(text), limit)
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a word boundary with an ellipsis."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from jezero_summarizers import prompt
 from jezero_summarizers.errors import SummarizerError
+from jezero_summarizers.extract import cut_at_word
 
 DESCRIPTION = "one LLM call per segment through litellm (Anthropic, OpenAI or any compatible endpoint)"
 
@@ -280,9 +281,9 @@ def _tidy(data: dict, output_language: str | None) -> dict:
     out = {k: data[k] for k in ("title", "summary", "questions", "atoms", "project", "language") if k in data}
     if isinstance(out.get("title"), str):
         lines = [line.strip() for line in out["title"].strip().splitlines() if line.strip()]
-        out["title"] = _cut(lines[0] if lines else "", TITLE_MAX_CHARS)
+        out["title"] = cut_at_word(lines[0] if lines else "", TITLE_MAX_CHARS)
     if isinstance(out.get("summary"), str):
-        out["summary"] = _cut(out["summary"].strip(), SUMMARY_MAX_CHARS)
+        out["summary"] = cut_at_word(out["summary"].strip(), SUMMARY_MAX_CHARS)
     if isinstance(out.get("questions"), list):
         questions: list = []
         for q in out["questions"]:
@@ -298,7 +299,7 @@ def _tidy(data: dict, output_language: str | None) -> dict:
             kind = str(a.get("type", "")).strip().lower()
             body = a.get("text")
             if kind in ATOM_TYPES and isinstance(body, str) and body.strip():
-                atoms.append({"type": kind, "text": _cut(body.strip(), 400)})
+                atoms.append({"type": kind, "text": cut_at_word(body.strip(), 400)})
         out["atoms"] = atoms[:MAX_ATOMS]
     if "atoms" not in out:
         out["atoms"] = []
@@ -314,16 +315,6 @@ def _tidy(data: dict, output_language: str | None) -> dict:
     else:
         out["language"] = output_language.lower() if output_language else None
     return out
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:-") + "…"
 
 
 def _content(response) -> str | None:
