@@ -26,8 +26,10 @@ from jezero.query import (
 )
 from jezero.query import bm25 as bm25_mod
 from jezero.query import common as common_mod
+from jezero.query import rare as rare_mod
 from jezero.query import stats as stats_mod
 from jezero.query.search import _search
+from jezero.query.terms import parse_terms
 from jezero.store import ItemRecord, Store, open_readonly
 
 search_mod = importlib.import_module("jezero.query.search")  # the package's `search` is the function
@@ -399,6 +401,7 @@ def test_time_budget_never_raises(lib, monkeypatch):
         raise apsw.InterruptError("interrupted")
 
     monkeypatch.setattr(search_mod, "_best", slow)
+    monkeypatch.setattr(rare_mod, "find", slow)
     hits = search(conn, "stripe webhook", now=NOW, explain=True)
     assert hits and {h["explain"]["candidates"] for h in hits} == {"newest_matches"}
     assert ids_of(hits)[0] in ids[3:6]
@@ -565,9 +568,12 @@ def test_a_word_tokenizer_library(tmp_path):
     assert set(e["matched_terms"]) == {"upgrade", "go"}
 
 
-def test_a_rare_term_drives_the_query_with_the_same_answer(tmp_path, monkeypatch):
-    """`rare frequent`: rows holding the rare term are scored in full, rows holding only the
-    frequent one are skipped when their best possible score cannot reach the answer."""
+@pytest.mark.parametrize("way", ["rare.py", "fts5"])
+def test_a_rare_term_drives_the_query_with_the_same_answer(tmp_path, monkeypatch, way):
+    """`rare frequent`: rows holding the rare term are found through its rarest trigrams and
+    scored in Python (rare.py), or ranked by FTS5 for the rare term with the frequent one's part
+    added (fts5); rows holding only the frequent one come from FTS5, and not even that when their
+    best possible score cannot reach the answer. Same items, same order, same scores."""
     words = ["okapi", "lemur", "tapir", "quokka"]
     items = []
     for i in range(400):
@@ -581,24 +587,82 @@ def test_a_rare_term_drives_the_query_with_the_same_answer(tmp_path, monkeypatch
         items.append(item(f"{parts[0]} {words[i % 4] if i % 41 == 0 else ''}", " ".join(parts), days_ago=i % 200))
     path, _ = build(tmp_path, items)
     conn = open_readonly(path)
-    monkeypatch.setattr(search_mod, "DRIVER_MAX_ROWS", 60)
-    monkeypatch.setattr(search_mod, "HEAVY_ROWS", 100)
-    used = []
-    real = search_mod._driven
-    monkeypatch.setattr(search_mod, "_driven", lambda *a, **k: used.append(real(*a, **k)) or used[-1])
+    if way == "rare.py":
+        monkeypatch.setattr(rare_mod, "CAP", 60)
+        monkeypatch.setattr(rare_mod, "WALK_MIN", 0)
+    else:
+        monkeypatch.setattr(search_mod, "DRIVER_MAX_ROWS", 60)
+        monkeypatch.setattr(search_mod, "HEAVY_ROWS", 100)
+    answers, frequent_queries = [], []
+    real_parts, real_best = search_mod._in_parts, search_mod._best
+    monkeypatch.setattr(search_mod, "_in_parts", lambda *a, **k: answers.append(real_parts(*a, **k)) or answers[-1])
+    monkeypatch.setattr(search_mod, "_best",
+                        lambda conn, terms, *a: frequent_queries.append([t.text for t in terms]) or real_best(conn, terms, *a))
     opts = SearchConfig()
     for q, limit in [("okapi common", 5), ("common okapi lemur", 10), ("tapir common", 3), ("okapi common", 50),
-                     ("quokka common walnut", 5)]:
-        used.clear()
+                     ("quokka common walnut", 5), ("okapi lemur", 10)]:
         fast = _search(conn, q, limit=limit, options=opts, now=NOW, explain=True)
         plain = _search(conn, q, limit=limit, options=opts, now=NOW, prune=False)
         assert ids_of(fast) == ids_of(plain), q
         for a, b in zip(fast, plain):
             assert a["score"] == pytest.approx(b["score"], rel=1e-12)
             assert sum(a["explain"]["fields"].values()) == pytest.approx(a["explain"]["relevance"], rel=1e-9)
-    used.clear()
+    answers.clear(), frequent_queries.clear()
     _search(conn, "okapi common", limit=5, options=opts, now=NOW)
-    assert used and used[0] is not None  # the driven path answered
-    used.clear()
+    assert answers[0] is not None and frequent_queries == []  # proved without scoring "common"
+    answers.clear(), frequent_queries.clear()
     _search(conn, "okapi common", limit=50, options=opts, now=NOW)
-    assert used and used[0] is None  # 50 results need rows holding only "common": the full query ran
+    # 50 results need rows holding only "common": FTS5 ranks those, for "common" alone.
+    assert answers[0] is not None and frequent_queries == [["common"]]
+    answers.clear(), frequent_queries.clear()
+    _search(conn, "okapi lemur", limit=10, options=opts, now=NOW)
+    if way == "rare.py":
+        assert answers[0] is not None and frequent_queries == []  # every term found: FTS5 ranks nothing
+    else:
+        assert answers[0] is None and frequent_queries == [["okapi", "lemur"]]  # one MATCH is cheapest
+
+
+def test_rare_py_takes_the_terms_whose_trigram_lists_are_long(tmp_path, monkeypatch):
+    """A path made of common pieces walks long trigram lists in FTS5; a rare plain word does not."""
+    items = [item(f"src/{w}_cache.py order", f"src/{w}_order.py and the cache of {w}") for w in FILLER]
+    items += [item("src/order_cache.py", "the one"), item("okapi", "the okapi")]
+    path, _ = build(tmp_path, items + filler(40))
+    conn = open_readonly(path)
+    index = stats_mod.index_stats(conn)
+    path_term, word = parse_terms("src/order_cache.py okapi")
+    monkeypatch.setattr(rare_mod, "WALK_MIN", 0)
+    assert rare_mod.worth_it(conn, index, path_term) and rare_mod.worth_it(conn, index, word)
+    entries = {t: sum(stats_mod.sample_count(index, g) for g in t.key) for t in (path_term, word)}
+    assert entries[path_term] > 10 * entries[word]
+    monkeypatch.setattr(rare_mod, "WALK_MIN", (entries[path_term] + entries[word]) / 2 * index.rows / len(index.sample))
+    assert rare_mod.worth_it(conn, index, path_term) and not rare_mod.worth_it(conn, index, word)
+    monkeypatch.setattr(rare_mod, "CAP", 0)  # or its rows are many: FTS5 does it
+    assert not rare_mod.worth_it(conn, index, path_term)
+
+
+def test_rare_terms_match_and_score_as_fts5_does(tmp_path):
+    """Folding (case, accents, combining marks, non-Latin scripts), overlapping occurrences,
+    phrases across spaces and punctuation: the rows found and scored in Python are exactly the
+    ones FTS5 finds, with the same bm25."""
+    texts = ["Crème Brûlée at the CAFÉ", "creme brulee, again creme brulee", "cre\u0300me brule\u0301e",
+             "aaaa aaaaa aa", "src/order_cache.py and SRC/ORDER_CACHE.PY", "order cache py", "日本語テキスト の テキスト",
+             "İstanbul ISTANBUL istanbul", "straße STRASSE", "a\"quoted\" word", "👍🏽ok 👍🏽ok"]
+    items = [item(t, t + " " + FILLER[i % 10], atoms=[t.upper()], questions=[t[::-1]]) for i, t in enumerate(texts)]
+    items += filler(30)
+    path, _ = build(tmp_path, items)
+    conn = open_readonly(path)
+    index = stats_mod.index_stats(conn)
+    fold = rare_mod.folder("trigram", ["remove_diacritics", "1"])
+    bm25_mod.register(conn)
+    for q in ["brulee", "CRÈME", "aaa", "aaaa", "src/order_cache.py", "order_cache", "テキスト", "istanbul",
+              "straße", 'quoted"', "👍🏽ok", "e brul", "cache.py and"]:
+        term = parse_terms(f'"{q}"' if " " in q else q)[0]
+        stats_mod.sample_share(conn, index, term)
+        found = rare_mod.find(conn, index, term, fold)
+        fts = dict(conn.execute("SELECT rowid, bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5) FROM items_fts "
+                                "WHERE items_fts MATCH ?", (term.quoted,)).fetchall())
+        assert found is not None and set(found.rows) == set(fts) and found.n == len(fts), q
+        idf = bm25_mod.idf(index.rows, found.n)
+        for rowid, row in found.rows.items():
+            ours = rare_mod.score(row, [rare_mod.folded(term)], [idf], index.tokens / index.rows)
+            assert ours == pytest.approx(fts[rowid], rel=1e-12), q

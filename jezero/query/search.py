@@ -10,7 +10,7 @@ from datetime import datetime
 import apsw
 
 from jezero.config import SearchConfig
-from jezero.query import bm25, stats
+from jezero.query import bm25, rare, stats
 from jezero.query.common import (
     HIT_FIELDS,
     LATER_DEFAULT_LIMIT,
@@ -35,11 +35,10 @@ LATER_POOL = 50
 LATER_MIN_SHARE = 0.3
 LATER_KEEP_CLOSEST = 2
 
-# _driven(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
+# _in_parts(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
 # other terms include one in HEAVY_ROWS rows and HEAVY_SHARE of the library or more (below that,
-# scoring the frequent term costs less than the attempt risks: a failed attempt walks the rare
-# terms' lists twice for nothing). At most DRIVER_MAX_ROWS rows are scored that way (the
-# frequent terms' part of each costs a Python call, ~5 us).
+# scoring the frequent term costs less than the attempt risks). At most DRIVER_MAX_ROWS rows are
+# scored that way (the frequent terms' part of each costs a Python call, ~5 us).
 DRIVER_MAX_ROWS = 1000
 HEAVY_ROWS = 3000
 HEAVY_SHARE = 0.1
@@ -74,6 +73,15 @@ class _Filters:
             where.append(f"{alias}.occurred_at < ?")
             args.append(self.until)
         return " AND ".join(where), args
+
+    def accepts(self, row) -> bool:
+        """What sql() selects, for a row in hand (source, project and occurred_at compare the
+        same way: SQLite's BINARY collation orders UTF-8 text as Python orders str)."""
+        return ((self.sources is None or row.source in self.sources)
+                and (self.source is None or row.source == self.source)
+                and (self.project is None or row.project == self.project)
+                and (self.since is None or row.occurred_at >= self.since)
+                and (self.until is None or row.occurred_at < self.until))
 
 
 @dataclass(slots=True)
@@ -151,14 +159,14 @@ def _ranked(conn, b, terms, filters, *, limit, options, explain, now, weight, pr
     kept, floored = stats.classify(conn, index, terms) if prune else (terms, [])
     candidates: list[_Candidate] = []
     complete = False
-    driven = None
+    found = None
     if kept and prune:
         try:
-            driven = _driven(conn, index, kept, filters, pool, limit, now, options.recency_half_life_days, weight)
+            found = _in_parts(conn, index, kept, filters, pool, limit, now, options.recency_half_life_days, weight)
         except apsw.InterruptError:
-            driven = None  # the full query below will meet the same deadline and fall back
-    if driven is not None:
-        candidates = driven
+            found = None  # the full query below will meet the same deadline and fall back
+    if found is not None:
+        candidates, complete = found
     elif kept:
         try:
             candidates = _best(conn, kept, filters, pool)
@@ -247,61 +255,110 @@ def _best(conn, terms: list[Term], filters: _Filters, pool: int) -> list[_Candid
     return [_Candidate(r[0], r[1], r[2], BEST_BM25, terms) for r in conn.execute(sql, params)]
 
 
-def _driven(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters, pool: int, limit: int,
-            now: datetime, half_life: float, weight: float) -> list[_Candidate] | None:
-    """The same candidates as _best, without scoring every row of a frequent term, when that can
-    be proved: None when it cannot (then _best runs).
+def _in_parts(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters, pool: int, limit: int,
+              now: datetime, half_life: float, weight: float) -> tuple[list[_Candidate], bool] | None:
+    """The answer of _best (the same `limit` results, in the same order, with the same scores)
+    without FTS5 walking every list: None when there is nothing to save (then _best runs). Also
+    says whether the candidates are every match that passes the filters (to fill a short list).
 
-    Split the terms into rare ones (in at most DRIVER_MAX_ROWS / 2 rows, by the sample) and the
-    others. Score every row holding a rare term: FTS5's bm25 for the rare terms, plus the
-    frequent terms' share from `(rare) AND (frequent)` through jezero_bm25 with their exact IDFs
-    (FTS5 then only seeks the frequent terms' lists to those rows). bm25 adds up over phrases,
-    so the sum is each row's full bm25. A row holding only frequent terms scores at most
-    UB = (k1 + 1) x the sum of their IDFs, and its final score (recency factor <= 1) too. So
-    when the `limit`-th final score among the scored rows is above UB, no such row can be in the
-    answer, and the answer is the plain algorithm's; otherwise None.
+    bm25 is a sum over the query's phrases, so the terms can be handled in parts:
+
+    1. "found": terms whose trigram lists are long but whose rows are few (rare.worth_it). Their
+       rows come from rare.find, with their exact n, and each such row is scored in Python for
+       every kept term. No other row holds these terms.
+    2. "rare": terms the sample shows in at most DRIVER_MAX_ROWS / 2 rows. FTS5 ranks their rows
+       by its bm25 for these terms; the frequent terms' part is added through jezero_bm25 over
+       `(rare) AND (frequent)` with their exact IDFs, where FTS5 only seeks the frequent lists.
+    3. "frequent": the rest. A row holding only frequent terms scores at most (k1 + 1) x the sum
+       of their IDFs (the recency factor is at most 1): once the `limit`-th result so far beats
+       that, no such row can enter the answer. Otherwise FTS5's best `pool` rows for the frequent
+       terms alone (their bm25 is their full score) are merged in.
     """
-    rare, frequent, heavy = [], [], False
+    fold = rare.folder(*split_tokenizer(library_tokenizer(conn)))
+    found: dict[Term, rare.Found] = {}
+    cheap: list[Term] = []
+    frequent: list[Term] = []
+    heavy = False
     for t in kept:
+        if fold is not None and rare.worth_it(conn, index, t):
+            hit = rare.find(conn, index, t, fold)
+            if hit is not None:
+                found[t] = hit
+                stats.remember(index, t, hit.n)
+                continue
         est = stats.estimated_rows(conn, index, t)
         if est is None:
             return None
         if est <= DRIVER_MAX_ROWS / 2:
-            rare.append(t)
+            cheap.append(t)
         else:
             frequent.append(t)
             heavy = heavy or est >= max(HEAVY_ROWS, HEAVY_SHARE * index.rows)
-    if not rare or not heavy:
-        return None  # nothing to drive with, or nothing worth avoiding
-    where, args = filters.sql()
-    if where:
-        sql = (f"SELECT items_fts.rowid, {bm25.BM25_SQL}, i.occurred_at FROM items_fts "
-               f"CROSS JOIN items AS i ON i.id = items_fts.rowid WHERE items_fts MATCH ? AND {where} LIMIT ?")
+    if not found and not (cheap and heavy):
+        return None  # nothing a part would save: one MATCH of every term costs the least
+
+    idfs: dict[Term, float] = {t: bm25.idf(index.rows, f.n) for t, f in found.items()}
+
+    def idf(t: Term) -> float:
+        if t not in idfs:
+            idfs[t] = bm25.idf(index.rows, stats.exact_count(conn, index, t))
+        return idfs[t]
+
+    # 1. Rows holding a found term, scored in full.
+    held = {r.id: r for f in found.values() for r in f.rows.values()}
+    scored: dict[int, _Candidate] = {}
+    if held:
+        weights = [idf(t) for t in kept]
+        needles = [rare.folded(t) for t in kept]
+        avgdl = index.tokens / index.rows
+        for r in held.values():
+            if filters.accepts(r):
+                scored[r.id] = _Candidate(r.id, rare.score(r, needles, weights, avgdl), r.occurred_at, BEST_BM25,
+                                          kept, weights)
+    # 2. Rows holding a rare term (and no found term).
+    if cheap and frequent and heavy:
+        rows = _rare_rows(conn, cheap, frequent, [idf(t) for t in frequent], filters)
+        if rows is None:
+            frequent += cheap  # more rows than a driver may have: rank them with the frequent ones
+        else:
+            for rowid, score, occurred_at in rows:
+                if rowid not in held:
+                    scored[rowid] = _Candidate(rowid, score, occurred_at, BEST_BM25, kept)
     else:
-        sql = (f"SELECT items_fts.rowid, {bm25.BM25_SQL}, i.occurred_at FROM items_fts "
-               f"CROSS JOIN items AS i ON i.id = items_fts.rowid WHERE items_fts MATCH ? LIMIT ?")
-    rows = conn.execute(sql, [_expression(rare), *args, DRIVER_MAX_ROWS + 1]).fetchall()
-    if len(rows) > DRIVER_MAX_ROWS or len(rows) < limit:
+        frequent += cheap
+    candidates = sorted(scored.values(), key=_by_relevance)
+    if not frequent:
+        return candidates[:pool], len(candidates) < pool
+    # 3. Rows holding only frequent terms.
+    bound = (bm25.K1 + 1.0) * sum(idf(t) for t in frequent)
+    ranked = _rank(candidates[:pool], now, half_life, weight, limit)
+    if len(ranked) == limit and ranked[-1][1] > bound:
+        return candidates[:pool], False
+    best = _best(conn, frequent, filters, pool)
+    merged = sorted(candidates + [c for c in best if c.id not in scored and c.id not in held], key=_by_relevance)
+    return merged[:pool], len(best) < pool and len(merged) < pool
+
+
+def _rare_rows(conn, cheap: list[Term], frequent: list[Term], frequent_idfs: list[float],
+               filters: _Filters) -> list[tuple] | None:
+    """(rowid, bm25, occurred_at) of every row that holds a `cheap` term and passes the filters,
+    bm25 counting the frequent terms too; None past DRIVER_MAX_ROWS rows."""
+    where, args = filters.sql()
+    sql = (f"SELECT items_fts.rowid, {bm25.BM25_SQL}, i.occurred_at FROM items_fts "
+           f"CROSS JOIN items AS i ON i.id = items_fts.rowid WHERE items_fts MATCH ? "
+           f"{'AND ' + where if where else ''} LIMIT ?")
+    rows = conn.execute(sql, [_expression(cheap), *args, DRIVER_MAX_ROWS + 1]).fetchall()
+    if len(rows) > DRIVER_MAX_ROWS:
         return None
-    idfs = [bm25.idf(index.rows, stats.exact_count(conn, index, t)) for t in frequent]
-    bound = (bm25.K1 + 1.0) * sum(idfs)
-    # A row's relevance is at most its rare part plus the bound: when even that best case, times
-    # the row's recency factor, cannot clear the bound for `limit` rows, stop before querying again.
-    optimistic = sorted(((-r[1] + bound) * _factor(now, r[2], half_life, weight) for r in rows), reverse=True)
-    if optimistic[limit - 1] <= bound:
-        return None
+    if not rows:
+        return []
     bm25.register(conn)
     ids = [r[0] for r in rows]
     extra = dict(conn.execute(
-        f"SELECT rowid, {bm25.aux_sql([0.0] * len(rare) + idfs)} FROM items_fts "
+        f"SELECT rowid, {bm25.aux_sql([0.0] * len(cheap) + frequent_idfs)} FROM items_fts "
         f"WHERE items_fts MATCH ? AND rowid BETWEEN ? AND ?",
-        (f"({_expression(rare)}) AND ({_expression(frequent)})", min(ids), max(ids))))
-    candidates = sorted((_Candidate(r[0], r[1] + extra.get(r[0], 0.0), r[2], BEST_BM25, kept) for r in rows),
-                        key=_by_relevance)[:pool]
-    ranked = _rank(candidates, now, half_life, weight, limit)
-    if len(ranked) < limit or ranked[-1][1] <= bound:
-        return None
-    return candidates
+        (f"({_expression(cheap)}) AND ({_expression(frequent)})", min(ids), max(ids))))
+    return [(r[0], r[1] + extra.get(r[0], 0.0), r[2]) for r in rows]
 
 
 def _newest(conn, terms: list[Term], filters: _Filters, count: int, idfs: list[float] | None,

@@ -53,6 +53,7 @@ class IndexStats:
     shares: dict[tuple, float] = field(default_factory=dict)  # share of the sample holding a term
     sample: list[str] | None = None  # folded texts of the sampled items
     sample_text: str = ""  # the same, NUL-joined (terms hold no NUL: no match spans two items)
+    grams: dict[str, int] = field(default_factory=dict)  # occurrences of a trigram in sample_text
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -181,6 +182,16 @@ def sample_share(conn: apsw.Connection, stats: IndexStats, term: Term) -> float 
                 stats.shares.clear()
             stats.shares[term.key] = share
     return share
+
+
+def sample_count(stats: IndexStats, text: str) -> int:
+    """How often `text` (a trigram) occurs in the sample, which must have been read."""
+    n = stats.grams.get(text)
+    if n is None:
+        n = stats.sample_text.count(text)
+        if stats.token is not None and len(stats.grams) < CACHED_TERMS:
+            stats.grams[text] = n
+    return n
 
 
 def _read_sample(conn: apsw.Connection, rows: int) -> list[str]:

@@ -31,18 +31,6 @@ from jezero.store import open_readonly
 
 ConnectionMode = Literal["thread", "request"]
 
-# Read the file through a memory map instead of copying each page into the connection's cache:
-# FTS5 scans long posting lists, and on a 100k-item library this cut search time by about a fifth
-# (benchmarks/load/README.md). It is address space, not memory; SQLite caps it at ~2 GB.
-MMAP_BYTES = 1 << 31
-
-
-def _open(path: Path) -> apsw.Connection:
-    conn = open_readonly(path)
-    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}").fetchall()
-    return conn
-
-
 def default_readers() -> int:
     return max(2, os.cpu_count() or 2)
 
@@ -68,7 +56,7 @@ class Library:
     @contextmanager
     def _connection(self) -> Iterator[apsw.Connection]:
         if self.mode == "request":
-            conn = _open(self.path)
+            conn = open_readonly(self.path)
             try:
                 yield conn
             finally:
@@ -76,7 +64,7 @@ class Library:
             return
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = _open(self.path)
+            conn = open_readonly(self.path)
             self._local.conn = conn
         try:
             yield conn
