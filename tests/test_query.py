@@ -640,6 +640,27 @@ def test_rare_py_takes_the_terms_whose_trigram_lists_are_long(tmp_path, monkeypa
     assert not rare_mod.worth_it(conn, index, path_term)
 
 
+def test_folding_is_the_tokenizers_own():
+    """Every Latin-1 character (the table path), and text beyond it (the per-run path), folds to
+    what the trigram tokenizer itself produces."""
+    fold = rare_mod.folder("trigram", ["remove_diacritics", "1"])
+    tok = apsw.Connection(":memory:").fts5_tokenizer("trigram", ["remove_diacritics", "1"])
+
+    def reference(text):
+        grams = tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
+                    include_colocated=False)
+        return grams[0] + "".join(g[-1] for g in grams[1:]) if grams else ""
+
+    latin1 = "".join(chr(c) for c in range(1, 256))  # µ folds to Greek mu: not the table path
+    table_path = fold._latin1_foldable.decode("latin-1").replace("\0", "")
+    assert len(table_path) > 180 and "É" in table_path
+    samples = [latin1, table_path, "Crème BRÛLÉE", "İstanbul Ÿes", "e\u0301xa\u0300mple", "日本語テキスト ok", "ǅemal ﬁle µm",
+               "Zürich straße ÆØÅ", "👍🏽ok", "ASCII Only_Path/x.PY"]
+    for text in samples:
+        assert fold(text) == reference(text), text
+    assert fold("Crème") == "creme" and fold("") == ""
+
+
 def test_rare_terms_match_and_score_as_fts5_does(tmp_path):
     """Folding (case, accents, combining marks, non-Latin scripts), overlapping occurrences,
     phrases across spaces and punctuation: the rows found and scored in Python are exactly the

@@ -208,8 +208,10 @@ def run(path: Path, meta: dict, args, variant: str) -> dict:
     results = []
     for cls, q, f in queries:
         for state in stats._states.values():
-            state.counts.clear()
-            state.shares.clear()  # every term seen for the first time; the sample stays
+            state.counts.clear()  # every term seen for the first time; the sample stays
+            state.shares.clear()
+            state.grams.clear()
+            state.crowded.clear()
         cold = timed(fast, q, f) if timing else (0.0, 0.0)
         t_raw, t_fast, t_plain = [(0.0, 0.0)], [(0.0, 0.0)], [(0.0, 0.0)]
         if timing:

@@ -26,9 +26,11 @@ and returns the first `limit`. Recency reorders matches; it never makes a non-ma
 
 Making it fast without changing the answer
 ------------------------------------------
-FTS5 scores every row that matches before LIMIT applies, so one word present in most items made
-a query cost as much as scoring the whole library (170-220 ms at 100k items). Two exact steps
-avoid most of that work; benchmarks/search/README.md has the method's figures.
+FTS5 scores every row that matches before LIMIT applies, and a trigram index finds a term by
+walking the lists of all its trigrams. One word present in most items made a query cost as much
+as scoring the whole library (170-220 ms at 100k items), and a path such as `src/order_cache.py`,
+whose trigrams are in most items, cost 20-40 ms to find a few dozen rows. Three exact steps avoid
+much of that work; benchmarks/search/README.md has their figures.
 
 1. Words in half the library or more are left out of the ranked MATCH. FTS5 floors such a
    word's IDF at 1e-6: it adds nothing to a score worth the name. search() counts exactly which
@@ -44,14 +46,16 @@ avoid most of that work; benchmarks/search/README.md has the method's figures.
    - a query made only of such words has no relevance signal: it ranks the `candidate_pool`
      most recently stored matches (highest ids) by bm25 and recency, instead of the pool with
      the best near-zero bm25 among all the library's matches.
-2. When a rare term (a few hundred rows) sits next to a frequent one (thousands of rows, not
+2. A term whose trigram lists are long but whose rows are few (an identifier, a path) is found
+   through the AND of its three rarest trigrams, a small superset of its rows, and each
+   candidate is checked and scored in Python exactly as FTS5 would (rare.py). No effect on
+   ranking: the same rows, hits, n and bm25 (the tests compare them with FTS5's own).
+3. When a rare term (a few hundred rows) sits next to a frequent one (thousands of rows, not
    floored), only the rows holding the rare term are scored, the frequent terms' part added
    through jezero_bm25 with their exact IDFs. A row holding only frequent terms cannot score
-   more than (k1 + 1) x their IDFs; when the limit-th result beats that, the answer is provably
-   the plain algorithm's, else the full query runs (search._driven has the details).
-
-`explain` says which terms were left out (`ignored_terms`) and where a candidate came from
-(`candidates`: "best_bm25" or "newest_matches").
+   more than (k1 + 1) x their IDFs; when the limit-th result beats that, those rows are not
+   looked at, else FTS5 ranks them for the frequent terms alone and the two lists are merged
+   (search._in_parts has the details). No effect on ranking.
 
 Time budget
 -----------

@@ -36,13 +36,14 @@ from jezero.query.terms import Term
 
 # Trigrams to intersect: with three, a term's candidates are rarely more than a few times its rows.
 PROBES = 3
-# Most candidates one term may bring: each costs 5-20 us of Python (ASCII or not), against 1-2 us
-# for a row FTS5 scores. A term the sample shows in more rows than this is left to FTS5.
-CAP = 1000
+# Most candidates one term may bring: each costs 2-10 us of Python, against 1-2 us for a row FTS5
+# scores. A term the sample shows in more rows than this is left to FTS5.
+CAP = 2000
 # This way pays only when FTS5's walk is long: when the term's trigrams, all counted, fill at
 # least this many entries of the index's lists (estimated from the sample; FTS5 walks them at
-# 15-20 ns an entry, so about 7 ms).
-WALK_MIN = 400_000
+# 15-20 ns an entry, so about 10 ms). Measured on the benchmark's 289 terms at 100k items: FTS5
+# alone 3.5 s, this way where it applies 2.0 s, the better of the two for each term 1.6 s.
+WALK_MIN = 600_000
 
 _COLUMNS = "c.c0, c.c1, c.c2, c.c3, c.c4"
 
@@ -50,7 +51,7 @@ _COLUMNS = "c.c0, c.c1, c.c2, c.c3, c.c4"
 @dataclass(slots=True)
 class Row:
     id: int
-    text: list[bytes]  # the five indexed columns, folded as the tokenizer folds them (UTF-8)
+    text: list[str]  # the five indexed columns, folded as the tokenizer folds them
     size: int  # the row's tokens over all columns (FTS5's xColumnSize(-1))
     source: str
     project: str | None
@@ -63,11 +64,10 @@ class Found:
     n: int  # len(rows): the term's document frequency over the whole library
 
 
-def folded(term: Term) -> bytes:
-    """The term as the index compares it, in UTF-8: its trigrams (the key) overlap by two
-    characters."""
+def folded(term: Term) -> str:
+    """The term as the index compares it: its trigrams (the key) overlap by two characters."""
     key = term.key
-    return (key[0] + "".join(t[-1] for t in key[1:])).encode("utf-8") if key else b""
+    return key[0] + "".join(t[-1] for t in key[1:]) if key else ""
 
 
 def probes(index: stats.IndexStats, term: Term) -> list[str]:
@@ -101,13 +101,18 @@ def worth_it(conn: apsw.Connection, index: stats.IndexStats, term: Term) -> bool
 
 
 def find(conn: apsw.Connection, index: stats.IndexStats, term: Term, fold) -> Found | None:
-    """Every row holding `term`, from its probes; None when the probes list more than CAP rows."""
+    """Every row holding `term`, from its probes; None when the probes list more than CAP rows
+    (remembered for this state of the index)."""
     needle = folded(term)
     if len(needle) < 3:
+        return None
+    if term.key in index.crowded:
         return None
     expr = " AND ".join('"' + p.replace('"', '""') + '"' for p in probes(index, term))
     ids = [r[0] for r in conn.execute("SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?", (expr, CAP + 1))]
     if len(ids) > CAP:
+        if index.token is not None and len(index.crowded) < stats.CACHED_TERMS:
+            index.crowded.add(term.key)  # the same next time, until the index changes
         return None
     candidates = conn.execute(f"SELECT id, {_COLUMNS} FROM items_fts_content AS c WHERE id IN ({_marks(ids)})", ids)
     texts = {}
@@ -136,9 +141,8 @@ def _total(blob: bytes) -> int:
     return sum(stats._varints(blob))
 
 
-def hits(text: list[bytes], needle: bytes) -> list[int]:
-    """How many times `needle` occurs in each column, overlaps included (FTS5's phrase hits). In
-    valid UTF-8 a match can only start on a character's first byte."""
+def hits(text: list[str], needle: str) -> list[int]:
+    """How many times `needle` occurs in each column, overlaps included (FTS5's phrase hits)."""
     out = []
     for col in text:
         count, at = 0, col.find(needle)
@@ -149,7 +153,7 @@ def hits(text: list[bytes], needle: bytes) -> list[int]:
     return out
 
 
-def score(row: Row, needles: list[bytes], idfs: list[float], avgdl: float) -> float:
+def score(row: Row, needles: list[str], idfs: list[float], avgdl: float) -> float:
     """The row's bm25 for these phrases (negative, lower is better), as fts5_aux.c computes it."""
     k = bm25.K1 * (1 - bm25.B + bm25.B * row.size / avgdl) if avgdl else bm25.K1
     total = 0.0
@@ -186,19 +190,33 @@ def folder(name: str, args: list[str]) -> "Folder | None":
 
 
 class Folder:
-    """Fold text as a trigram tokenizer folds it, character for character, into UTF-8 bytes.
+    """Fold text as a trigram tokenizer folds it, character for character.
 
     The tokenizer folds each character on its own (SQLite's sqlite3Fts5UnicodeFold: lower case,
-    and with remove_diacritics the base letter; combining marks are dropped). For ASCII that is
-    A-Z to a-z, which bytes.lower() does at C speed. Runs of other characters are looked up in a
-    table filled by asking the tokenizer (three of a character in a row make one trigram, or none
-    when it is dropped): a library repeats the same accented words, so the table stays small.
-    Bytes rather than str because UTF-8 keeps the ASCII fast path fast.
+    and with remove_diacritics the base letter; combining marks are dropped). Three ways, fastest
+    first, all giving the tokenizer's own answer:
+
+    - ASCII: only A-Z change, which str.lower() does;
+    - Latin-1 (U+0000-U+00FF, the accented letters of most European text): when every character
+      folds to one character of that range, two byte translations fold the text, through a table
+      filled by asking the tokenizer about each of the 256 characters;
+    - anything else: runs of non-ASCII characters are folded one character at a time (asking the
+      tokenizer: three of a character in a row make one trigram, or none when it is dropped) and
+      remembered per run, since a library repeats its words.
     """
 
     def __init__(self, tokenizer):
         self._tok = tokenizer
         self._runs: dict[bytes, bytes] = {}
+        table = bytearray(range(256))
+        foldable = bytearray()
+        for code in range(256):
+            folded = chr(code).lower() if code < 128 else self._char(chr(code))
+            if len(folded) == 1 and ord(folded) < 256:
+                table[code] = ord(folded)
+                foldable.append(code)
+        self._latin1 = bytes(table)
+        self._latin1_foldable = bytes(foldable)
 
     def _char(self, c: str) -> str:
         grams = self._tok((c * 3).encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
@@ -214,11 +232,21 @@ class Folder:
                 self._runs[run] = folded
         return folded
 
-    def __call__(self, text: str | None) -> bytes:
-        b = (text or "").encode("utf-8").lower()  # only A-Z change: bytes >= 0x80 are left alone
-        return b if b.isascii() else _NON_ASCII.sub(self._run, b)
+    def __call__(self, text: str | None) -> str:
+        if not text:
+            return ""
+        if text.isascii():
+            return text.lower()
+        try:
+            latin1 = text.encode("latin-1")
+        except UnicodeEncodeError:
+            latin1 = None
+        if latin1 is not None and not latin1.translate(None, self._latin1_foldable):
+            return latin1.translate(self._latin1).decode("latin-1")
+        # bytes.lower() changes A-Z only; the non-ASCII runs are then folded whole.
+        return _NON_ASCII.sub(self._run, text.encode("utf-8").lower()).decode("utf-8")
 
-    def columns(self, values, needle: bytes) -> list[bytes] | None:
+    def columns(self, values, needle: str) -> list[str] | None:
         """The columns folded, or None when the needle is in none of them (one pass over the
         NUL-joined text: a needle holds no NUL, so it cannot straddle two columns)."""
         values = [v or "" for v in values]
@@ -226,7 +254,7 @@ class Folder:
             text = [self(v) for v in values]
             return text if any(needle in c for c in text) else None
         folded = self("\0".join(values))
-        return folded.split(b"\0") if needle in folded else None
+        return folded.split("\0") if needle in folded else None
 
 
 # A run of non-ASCII bytes in UTF-8 is a run of whole characters (ASCII bytes never occur inside one).

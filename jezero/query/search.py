@@ -159,14 +159,14 @@ def _ranked(conn, b, terms, filters, *, limit, options, explain, now, weight, pr
     kept, floored = stats.classify(conn, index, terms) if prune else (terms, [])
     candidates: list[_Candidate] = []
     complete = False
-    found = None
+    parts = None
     if kept and prune:
         try:
-            found = _in_parts(conn, index, kept, filters, pool, limit, now, options.recency_half_life_days, weight)
+            parts = _in_parts(conn, index, kept, filters, pool, limit, now, options.recency_half_life_days, weight)
         except apsw.InterruptError:
-            found = None  # the full query below will meet the same deadline and fall back
-    if found is not None:
-        candidates, complete = found
+            parts = None  # the full query below will meet the same deadline and fall back
+    if parts is not None:
+        candidates, complete = parts
     elif kept:
         try:
             candidates = _best(conn, kept, filters, pool)

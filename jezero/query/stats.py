@@ -54,6 +54,7 @@ class IndexStats:
     sample: list[str] | None = None  # folded texts of the sampled items
     sample_text: str = ""  # the same, NUL-joined (terms hold no NUL: no match spans two items)
     grams: dict[str, int] = field(default_factory=dict)  # occurrences of a trigram in sample_text
+    crowded: set[tuple] = field(default_factory=set)  # terms whose probes listed too many rows (rare.py)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
