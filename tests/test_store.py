@@ -106,3 +106,25 @@ def test_a_failed_write_leaves_nothing_half_written(tmp_path):
             s.write([record(uid="src:s1:ccc"), bad], connector="src", cursor={"b": 2})
         assert s.counts() == {"items": 1, "fts": 1}
         assert s.cursor("src") == {"a": 1}
+
+
+def test_tidying_merges_the_index_after_a_large_write_and_a_little_after_a_small_one(tmp_path, monkeypatch):
+    import jezero.store as store_mod
+
+    monkeypatch.setattr(store_mod, "OPTIMIZE_MIN_ITEMS", 20)
+    with Store(tmp_path / "lib.sqlite3") as store:
+        for batch in range(12):  # one FTS5 segment per transaction, until automerge steps in
+            store.write([record(uid=f"src:s{batch}-{i}:a", title=f"batch {batch} item {i}") for i in range(5)])
+        assert store.index_segments() > 1
+        statements = []
+        store.db.exec_trace = lambda cursor, sql, bindings: statements.append(sql) or True
+        store.tidy_index(written=5)  # a small run: a bounded merge
+        assert not any("optimize" in s for s in statements) and any("'merge'" in s for s in statements)
+        statements.clear()
+        store.tidy_index(written=60)  # the whole library was just written: one segment
+        assert any("'optimize'" in s for s in statements)
+        store.db.exec_trace = None
+        assert store.index_segments() == 1
+        assert store.integrity_check() == "ok"
+        conn = open_readonly(store.path)
+        assert conn.execute("SELECT count(*) FROM items_fts WHERE items_fts MATCH '\"batch 7\"'").fetchone()[0] == 5

@@ -33,7 +33,7 @@ from jezero.query import stats  # noqa: E402
 from jezero.query.common import parse_stored  # noqa: E402
 from jezero.query.search import _best, _Filters, _search, library_tokenizer  # noqa: E402
 from jezero.query.terms import parse_terms  # noqa: E402
-from jezero.store import open_readonly  # noqa: E402
+from jezero.store import open_readonly, varints  # noqa: E402
 
 CLASSES = ("rare", "mid", "common", "mixed", "phrase", "fragment", "filtered")
 
@@ -170,7 +170,7 @@ def optimized_copy(path: Path) -> Path:
 def segments(conn) -> int:
     """Index segments (FTS5's structure record: 4-byte cookie, then varints nLevel, nSegment)."""
     blob = conn.execute("SELECT block FROM items_fts_data WHERE id = 10").fetchone()[0]
-    values = stats._varints(blob[4:])
+    values = varints(blob[4:])
     return values[1] if len(values) > 1 else 0
 
 

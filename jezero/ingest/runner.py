@@ -95,8 +95,9 @@ def run_connectors(
                 if not dry_run:
                     _record(store, report)
                 reports.append(report)
-            if any(r.items_written for r in reports):
-                store.tidy_index()
+            written = sum(r.items_written for r in reports)
+            if written:
+                store.tidy_index(written)
             return reports
 
 

@@ -33,6 +33,7 @@ import apsw
 
 from jezero.query import bm25, stats
 from jezero.query.terms import Term
+from jezero.store import varints
 
 # Trigrams to intersect: with three, a term's candidates are rarely more than a few times its rows.
 PROBES = 3
@@ -138,7 +139,7 @@ def _total(blob: bytes) -> int:
     """The sum of the varints of a docsize record: the row's tokens over all columns."""
     if blob.isascii():  # every count below 128: one byte each
         return sum(blob)
-    return sum(stats._varints(blob))
+    return sum(varints(blob))
 
 
 def hits(text: list[str], needle: str) -> list[int]:

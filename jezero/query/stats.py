@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import apsw
 
 from jezero.query.terms import Term
+from jezero.store import varints
 
 SAMPLE_SIZE = 256
 SAMPLE_BLOCKS = 16
@@ -75,7 +76,7 @@ def index_stats(conn: apsw.Connection) -> IndexStats:
     same file)."""
     rows = dict(conn.execute("SELECT id, block FROM items_fts_data WHERE id IN (1, 10)"))
     averages, structure = rows.get(1), rows.get(10)
-    numbers = _varints(averages) if averages else [0]
+    numbers = varints(averages) if averages else [0]
     n, tokens = numbers[0], sum(numbers[1:])
     filename = getattr(conn, "filename", "") or ""
     if not filename or structure is None:
@@ -228,24 +229,3 @@ def fold(text: str) -> str:
     if text.isascii():
         return text
     return _COMBINING.sub("", unicodedata.normalize("NFD", text))
-
-
-def _varints(blob: bytes) -> list[int]:
-    """The SQLite varints of FTS5's averages record: N, then the token total of each column."""
-    values = []
-    i = 0
-    while i < len(blob):
-        value = 0
-        for k in range(9):
-            if i >= len(blob):
-                break
-            byte = blob[i]
-            i += 1
-            if k == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        values.append(value)
-    return values or [0]
