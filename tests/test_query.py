@@ -394,6 +394,28 @@ def test_index_stats_follow_the_library(tmp_path):
     store.close()
 
 
+def test_the_sample_outlives_small_writes_but_not_large_ones(tmp_path):
+    """The sample only plans queries: a new index state keeps it while the library changed by
+    at most SAMPLE_DRIFT of its rows; the exact counts start over at every state."""
+    path = tmp_path / "lib.sqlite3"
+    store = Store(path)
+    store.write([item("ibis here"), *filler(99)])
+    conn = open_readonly(path)
+    assert ids_of(search(conn, "ibis", now=NOW))
+    first = stats_mod.index_stats(conn)
+    assert first.sample is not None
+    store.write([item("ibis again")])  # 1% more rows
+    second = stats_mod.index_stats(conn)
+    assert second is not first and second.sample is first.sample and second.counts is not first.counts
+    assert len(search(conn, "ibis", now=NOW)) == 2  # the counts are this state's own
+    store.write([item(f"heron {i}") for i in range(30)])  # 30% more rows: read again
+    third = stats_mod.index_stats(conn)
+    assert third.sample is None
+    assert ids_of(search(conn, "heron 7", now=NOW))
+    assert third.sample is not None and third.sample_rows == 131
+    store.close()
+
+
 def test_time_budget_never_raises(lib, monkeypatch):
     conn, ids = lib
 

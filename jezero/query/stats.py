@@ -10,13 +10,14 @@ Knowing it exactly costs a count of the rows that hold the phrase, bounded at N/
 things keep that cost off the common path:
 
 - a gate: a sample of up to SAMPLE_SIZE items (SAMPLE_BLOCKS runs of neighbours spread over the
-  library), read once per state of the index and matched in Python. A term found in fewer than
+  library), read once and kept while the library changes little (SAMPLE_DRIFT), matched in
+  Python. A term found in fewer than
   GATE_SHARE of the sampled items is kept without counting. The gate can only err towards
   keeping a term, which costs time, never a different ranking: the decision to leave a term
   out is always the exact count's;
 - a cache of the exact counts per library file and index state (FTS5 rewrites its structure
   record, rowid 10 of `items_fts_data`, on every change, so the record's bytes identify a state;
-  rowid 1 holds N and the token totals bm25 uses). Any write starts a fresh cache.
+  rowid 1 holds N and the token totals bm25 uses). Any write starts a fresh cache of counts.
 
 Nothing here writes: the sample and the counts are plain SELECTs.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -43,6 +45,12 @@ GATE_SHARE = 0.35
 # Library states and terms remembered per process; old states are forgotten first.
 CACHED_STATES = 4
 CACHED_TERMS = 20_000
+# The sample only guides how a query runs, never what it returns, so a new state of the index
+# keeps the previous state's sample (and what was learnt from it) while the library has not grown
+# or shrunk by more than SAMPLE_DRIFT of its rows and the sample is younger than SAMPLE_MAX_AGE
+# seconds: a connector committing every few seconds does not cost a re-read each time.
+SAMPLE_DRIFT = 0.05
+SAMPLE_MAX_AGE = 600.0
 
 
 @dataclass
@@ -55,6 +63,8 @@ class IndexStats:
     sample: list[str] | None = None  # folded texts of the sampled items
     sample_text: str = ""  # the same, NUL-joined (terms hold no NUL: no match spans two items)
     grams: dict[str, int] = field(default_factory=dict)  # occurrences of a trigram in sample_text
+    sample_rows: int = 0  # N when the sample was read
+    sample_at: float = 0.0  # time.monotonic() then
     crowded: set[tuple] = field(default_factory=set)  # terms whose probes listed too many rows (rare.py)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -66,8 +76,20 @@ class IndexStats:
     def floored(self, n: int) -> bool:
         return 2 * n >= self.rows
 
+    def keep_sample_of(self, earlier: "IndexStats") -> None:
+        """Take over an earlier state's sample, if it still stands for this library."""
+        if earlier.sample is None or time.monotonic() - earlier.sample_at > SAMPLE_MAX_AGE:
+            return
+        if abs(self.rows - earlier.sample_rows) > SAMPLE_DRIFT * max(earlier.sample_rows, 1):
+            return
+        with earlier.lock:
+            self.sample, self.sample_text = earlier.sample, earlier.sample_text
+            self.shares, self.grams = earlier.shares, earlier.grams
+            self.sample_rows, self.sample_at = earlier.sample_rows, earlier.sample_at
+
 
 _states: OrderedDict[tuple, IndexStats] = OrderedDict()
+_newest: dict[str, IndexStats] = {}  # per library file, the state seen last
 _states_lock = threading.Lock()
 
 
@@ -86,6 +108,10 @@ def index_stats(conn: apsw.Connection) -> IndexStats:
         stats = _states.get(key)
         if stats is None:
             stats = _states[key] = IndexStats(rows=n, tokens=tokens, token=key[2])
+            earlier = _newest.get(filename)
+            if earlier is not None:
+                stats.keep_sample_of(earlier)
+            _newest[filename] = stats
             while len(_states) > CACHED_STATES:
                 _states.popitem(last=False)
         else:
@@ -170,6 +196,7 @@ def sample_share(conn: apsw.Connection, stats: IndexStats, term: Term) -> float 
             return None
         with stats.lock:
             stats.sample, stats.sample_text = sample, "\0".join(sample)
+            stats.sample_rows, stats.sample_at = stats.rows, time.monotonic()
     if not sample:
         return 0.0
     needle = fold(term.text)
