@@ -197,7 +197,7 @@ class RawClient:
 
     async def post(self, message: dict, method: str, name: str | None = None):
         body = json.dumps(message).encode()
-        head = [f"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{self.port}", f"Authorization: Bearer {self.key}",
+        head = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{self.port}", f"Authorization: Bearer {self.key}",
                 "Accept: application/json, text/event-stream", "Content-Type: application/json",
                 f"Content-Length: {len(body)}", f"MCP-Protocol-Version: {self.protocol}", f"Mcp-Method: {method}"]
         if name:

@@ -203,7 +203,7 @@ def npm_install(rng: random.Random, added: int, warn: list[str] = ()) -> str:
 
 
 def docker_build(rng: random.Random, steps: list[str], tag: str, tail: str | None = None) -> str:
-    out = [f"#0 building with \"default\" instance using docker driver", "",
+    out = ["#0 building with \"default\" instance using docker driver", "",
            "#1 [internal] load build definition from Dockerfile", f"#1 transferring dockerfile: {rng.randint(400, 3000)}B done",
            "#1 DONE 0.0s", "", "#2 [internal] load metadata for docker.io/library/python:3.11-slim", "#2 DONE 1.2s"]
     for i, s in enumerate(steps, start=3):
@@ -308,7 +308,7 @@ def app_log(rng: random.Random, logger: str, templates: list[str], n: int, start
 
 
 def locust_table(rng: random.Random, endpoints: list[tuple[str, int]], users: int) -> str:
-    out = [f"Type     Name                                                    # reqs      # fails |    Avg     Min     Max    Med |   req/s  failures/s",
+    out = ["Type     Name                                                    # reqs      # fails |    Avg     Min     Max    Med |   req/s  failures/s",
            "-" * 120]
     total = 0
     for name, base in endpoints:

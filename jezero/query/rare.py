@@ -1,4 +1,5 @@
-"""Rare terms, found through their rarest trigrams and scored in Python exactly as FTS5 would.
+"""Terms with long trigram lists and few rows, found through their rarest trigrams and scored in
+Python exactly as FTS5 would.
 
 A trigram index answers a term such as `src/order_cache.py` as a phrase of 16 trigrams, walking
 the lists of all of them in step. In a library of summaries most of those lists are long (`src`,
@@ -6,16 +7,15 @@ the lists of all of them in step. In a library of summaries most of those lists 
 as much as reading the commonest of its trigrams: 10-50 ms at 100k items, for an answer of a few
 dozen rows. Yet most such terms also contain a few trigrams that are rare (`r_c`, `e.p`).
 
-So, for a term the sample shows in few items:
+So, for a term the sample shows in few items but whose trigrams fill long lists (worth_it):
 
 1. probes: the PROBES trigrams of the term that occur least often in the sample;
 2. `"p1" AND "p2" AND "p3"` lists every row that holds all three, which includes every row that
    holds the term. It reads only the probes' (short) lists. Past CAP rows the term is not rare
    enough to be worth it, and FTS5 answers it the usual way;
-3. each candidate's indexed text is folded the way the tokenizer folds it (ASCII: lowercase;
-   anything else: through the tokenizer itself) and the term counted in each column. A phrase of
-   trigrams matches wherever the folded term occurs, overlaps included: these are the phrase's
-   hits as FTS5 counts them;
+3. each candidate's indexed text is folded the way the tokenizer folds it (Folder) and the term
+   counted in each column. A phrase of trigrams matches wherever the folded term occurs, overlaps
+   included: these are the phrase's hits as FTS5 counts them;
 4. the rows with a hit are the term's rows, so their number is the term's n for bm25, exactly.
 
 `score` then follows fts5_aux.c (see bm25.py) with those hits, the row's size from FTS5's own

@@ -11,10 +11,9 @@ things keep that cost off the common path:
 
 - a gate: a sample of up to SAMPLE_SIZE items (SAMPLE_BLOCKS runs of neighbours spread over the
   library), read once and kept while the library changes little (SAMPLE_DRIFT), matched in
-  Python. A term found in fewer than
-  GATE_SHARE of the sampled items is kept without counting. The gate can only err towards
-  keeping a term, which costs time, never a different ranking: the decision to leave a term
-  out is always the exact count's;
+  Python. A term found in fewer than GATE_SHARE of the sampled items is kept without counting.
+  The gate can only err towards keeping a term, which costs time, never a different ranking:
+  the decision to leave a term out is always the exact count's;
 - a cache of the exact counts per library file and index state (FTS5 rewrites its structure
   record, rowid 10 of `items_fts_data`, on every change, so the record's bytes identify a state;
   rowid 1 holds N and the token totals bm25 uses). Any write starts a fresh cache of counts.

@@ -95,8 +95,8 @@ OPTIMIZE_MIN_ITEMS = 1000
 OPTIMIZE_SHARE = 0.25
 
 # Readers map the file instead of copying each page into the connection's cache: FTS5 walks long
-# posting lists, and at 100k items this cut search time by a fifth to a half
-# (benchmarks/search/README.md). It is address space, not memory; SQLite caps it near 2 GB.
+# posting lists, and at 100k items this cut search time by about a fifth (benchmarks/load/README.md).
+# It is address space, not memory; SQLite caps it near 2 GB.
 READ_MMAP_BYTES = 1 << 31
 
 

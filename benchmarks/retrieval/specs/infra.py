@@ -230,7 +230,7 @@ def _long_k3s_upgrade() -> Spec:
                                "Verifying binary download", "Installing k3s to /usr/local/bin/k3s", "Skipping installation of SELinux RPM",
                                "systemd: Starting k3s-agent" if node != "cp1" else "systemd: Starting k3s"])))
             turns.append(C(f"kubectl uncordon {node} && kubectl get pods -A", noise.kubectl_pods(r, PODS)))
-            turns.append(C(f"kubectl -n shop logs deploy/shop-web --since=10m | tail -n 40", noise.access_log(
+            turns.append(C("kubectl -n shop logs deploy/shop-web --since=10m | tail -n 40", noise.access_log(
                 r, ["/", "/c/socks/", "/p/merino-socks-grey/", "/cart/", "/healthz", "/static/css/app.css"], 40, start)))
             turns.append(C("kubectl get events -A --sort-by=.lastTimestamp | tail -n 25", noise.kubectl_events(r, [
                 (r.choice(["Normal", "Normal", "Warning"]), r.choice(["Scheduled", "Pulled", "Created", "Started", "BackOff", "Unhealthy"]),
