@@ -33,7 +33,6 @@ import apsw
 
 from jezero.query import bm25, stats
 from jezero.query.terms import Term
-from jezero.store import varints
 
 # Trigrams to intersect: with three, a term's candidates are rarely more than a few times its rows.
 PROBES = 3
@@ -136,10 +135,17 @@ def _marks(values: list) -> str:
 
 
 def _total(blob: bytes) -> int:
-    """The sum of the varints of a docsize record: the row's tokens over all columns."""
+    """The sum of the varints of a docsize record: the row's tokens over all columns. (A token
+    count never needs SQLite's 9-byte form, so 7 bits a byte, high bit set on all but the last.)"""
     if blob.isascii():  # every count below 128: one byte each
         return sum(blob)
-    return sum(varints(blob))
+    total = value = 0
+    for byte in blob:
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            total += value
+            value = 0
+    return total
 
 
 def hits(text: list[str], needle: str) -> list[int]:
