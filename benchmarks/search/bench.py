@@ -33,7 +33,7 @@ from jezero.query import stats  # noqa: E402
 from jezero.query.common import parse_stored  # noqa: E402
 from jezero.query.search import _best, _Filters, _search, library_tokenizer  # noqa: E402
 from jezero.query.terms import parse_terms  # noqa: E402
-from jezero.store import open_readonly, varints  # noqa: E402
+from jezero.store import index_segments, open_readonly  # noqa: E402
 
 CLASSES = ("rare", "mid", "common", "mixed", "phrase", "fragment", "filtered")
 
@@ -167,13 +167,6 @@ def optimized_copy(path: Path) -> Path:
     return target
 
 
-def segments(conn) -> int:
-    """Index segments (FTS5's structure record: 4-byte cookie, then varints nLevel, nSegment)."""
-    blob = conn.execute("SELECT block FROM items_fts_data WHERE id = 10").fetchone()[0]
-    values = varints(blob[4:])
-    return values[1] if len(values) > 1 else 0
-
-
 def run(path: Path, meta: dict, args, variant: str) -> dict:
     conn = open_readonly(path)
     # No time budget here: the benchmark compares algorithms, and on a loaded machine a budget
@@ -240,7 +233,7 @@ def run(path: Path, meta: dict, args, variant: str) -> dict:
         })
 
     summary = summarize(results)
-    report = {"items": args.items, "variant": variant, "vocab": args.vocab, "timing": timing, "segments": segments(conn),
+    report = {"items": args.items, "variant": variant, "vocab": args.vocab, "timing": timing, "segments": index_segments(conn),
               "load": " ".join(f"{x:.1f}" for x in os.getloadavg()), "sample_ms": round(sample_ms, 1),
               "build_seconds": meta["build_seconds"], "size": index_size(conn),
               "sqlite": conn.execute("SELECT sqlite_version()").fetchone()[0], "repeat": args.repeat,

@@ -134,7 +134,8 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
         return []
     if not isinstance(query, str):
         raise QueryError(f"query must be text, got {type(query).__name__}")
-    terms = parse_terms(query, library_tokenizer(conn))
+    tokenizer = library_tokenizer(conn)
+    terms = parse_terms(query, tokenizer)
     if not terms:
         return []
     sources = allowed_sources(conn, allowed)
@@ -145,13 +146,13 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
     filters = _Filters(sources, source or None, project or None, since_text)
     with budget(conn, options.time_budget_ms) as b:
         try:
-            return _ranked(conn, b, terms, filters, limit=limit, options=options, explain=explain, now=now_dt,
+            return _ranked(conn, b, terms, filters, tokenizer, limit=limit, options=options, explain=explain, now=now_dt,
                            weight=weight, prune=prune)
         except apsw.InterruptError:
             return []  # out of time where no partial answer exists (e.g. reading the index stats)
 
 
-def _ranked(conn, b, terms, filters, *, limit, options, explain, now, weight, prune) -> list[dict]:
+def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:
     pool = options.candidate_pool
     index = stats.index_stats(conn)
     if index.rows == 0:
@@ -162,7 +163,8 @@ def _ranked(conn, b, terms, filters, *, limit, options, explain, now, weight, pr
     parts = None
     if kept and prune:
         try:
-            parts = _in_parts(conn, index, kept, filters, pool, limit, now, options.recency_half_life_days, weight)
+            parts = _in_parts(conn, index, kept, filters, tokenizer, pool, limit, now,
+                              options.recency_half_life_days, weight)
         except apsw.InterruptError:
             parts = None  # the full query below will meet the same deadline and fall back
     if parts is not None:
@@ -211,7 +213,7 @@ def _ranked(conn, b, terms, filters, *, limit, options, explain, now, weight, pr
     if explain and hits:
         b.renew()
         try:
-            _explain(conn, index, [(h, c) for h, (c, _, _, _) in zip(hits, ranked)])
+            _explain(conn, index, tokenizer, [(h, c) for h, (c, _, _, _) in zip(hits, ranked)])
         except apsw.InterruptError:
             pass  # the ranking numbers are there; the column split is left as None
     return hits
@@ -255,8 +257,8 @@ def _best(conn, terms: list[Term], filters: _Filters, pool: int) -> list[_Candid
     return [_Candidate(r[0], r[1], r[2], BEST_BM25, terms) for r in conn.execute(sql, params)]
 
 
-def _in_parts(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters, pool: int, limit: int,
-              now: datetime, half_life: float, weight: float) -> tuple[list[_Candidate], bool] | None:
+def _in_parts(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters, tokenizer: str, pool: int,
+              limit: int, now: datetime, half_life: float, weight: float) -> tuple[list[_Candidate], bool] | None:
     """The answer of _best (the same `limit` results, in the same order, with the same scores)
     without FTS5 walking every list: None when there is nothing to save (then _best runs). Also
     says whether the candidates are every match that passes the filters (to fill a short list).
@@ -274,7 +276,7 @@ def _in_parts(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters
        that, no such row can enter the answer. Otherwise FTS5's best `pool` rows for the frequent
        terms alone (their bm25 is their full score) are merged in.
     """
-    fold = rare.folder(*split_tokenizer(library_tokenizer(conn)))
+    fold = rare.folder(*split_tokenizer(tokenizer))
     found: dict[Term, rare.Found] = {}
     cheap: list[Term] = []
     frequent: list[Term] = []
@@ -402,19 +404,14 @@ def _rank(candidates: list[_Candidate], now: datetime, half_life: float, weight:
     return [(c, score, factor, age) for score, _, factor, age, c in best]
 
 
-def _factor(now: datetime, occurred_at: str, half_life: float, weight: float) -> float:
-    age = max((now - parse_stored(occurred_at)).total_seconds() / 86400, 0.0)
-    return (1 - weight) + weight * 0.5 ** (age / half_life)
-
-
 def _by_relevance(c: _Candidate) -> tuple:
     return (c.bm25, -c.id)
 
 
-def _explain(conn, index: stats.IndexStats, pairs: list[tuple[dict, _Candidate]]) -> None:
+def _explain(conn, index: stats.IndexStats, tokenizer: str, pairs: list[tuple[dict, _Candidate]]) -> None:
     """Fill each hit's explain with the column split and the matched terms (see bm25.py)."""
     try:
-        tokenize_doc = _doc_tokenizer(conn, library_tokenizer(conn))
+        tokenize_doc = _doc_tokenizer(conn, tokenizer)
     except apsw.Error:  # a custom tokenizer this connection lacks: no column split
         return
     ids = [c.id for _, c in pairs]

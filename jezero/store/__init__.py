@@ -307,13 +307,7 @@ class Store:
                 self.db.execute("INSERT INTO items_fts(items_fts, rank) VALUES('merge', ?)", (pages,))
 
     def index_segments(self) -> int:
-        """How many segments the FTS5 index has (its structure record: a 4-byte cookie, then the
-        varints nLevel and nSegment)."""
-        row = self.db.execute("SELECT block FROM items_fts_data WHERE id = 10").fetchone()
-        if row is None:
-            return 0
-        values = varints(row[0][4:])
-        return values[1] if len(values) > 1 else 0
+        return index_segments(self.db)
 
     def integrity_check(self) -> str:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0]
@@ -333,6 +327,16 @@ def row_to_item(row: dict[str, Any], *, include_original: bool = False) -> dict[
     if not include_original:
         item.pop("original", None)
     return item
+
+
+def index_segments(conn: apsw.Connection) -> int:
+    """How many segments the FTS5 index has (its structure record: a 4-byte cookie, then the
+    varints nLevel and nSegment)."""
+    row = conn.execute("SELECT block FROM items_fts_data WHERE id = 10").fetchone()
+    if row is None:
+        return 0
+    values = varints(row[0][4:])
+    return values[1] if len(values) > 1 else 0
 
 
 def varints(blob: bytes) -> list[int]:
