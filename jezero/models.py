@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ROLES = ("user", "assistant", "tool", "system")
 KINDS = ("text", "thinking", "tool_call", "tool_result", "summary", "compaction", "image", "meta")
+# What a tool call did, in the project's words. The connector, which alone knows its agent's tool
+# names, sets it; summarizers and redactors read it and never a tool's name.
+ACTIONS = ("shell", "read", "edit", "write", "search", "fetch", "plan", "subagent", "other")
 
 
 @dataclass
@@ -26,8 +29,11 @@ class Block:
     kind: str  # one of KINDS
     text: str
     time: datetime | None = None  # UTC
-    tool: str | None = None  # tool name for tool_call / tool_result
+    tool: str | None = None  # the agent's own tool name, for display only
     is_error: bool = False  # a tool_result that reported failure
+    action: str | None = None  # one of ACTIONS, for tool_call / tool_result
+    command: str | None = None  # the shell command a "shell" call ran
+    paths: list[str] = field(default_factory=list)  # files a call read, edited, wrote or searched
 
 
 @dataclass
@@ -77,6 +83,9 @@ class ConnectorType:
     build: Any  # Callable[[dict, ConnectorContext], Connector] | None for a planned type
     description: str = ""
     plugin: str | None = None  # set by the host: who registered it
+    options: Any = None  # a pydantic model class declaring the type's options, or None
+    discover: Any = None  # Callable[[], list[dict]]: options for this agent's stores on this computer
+    demo: Any = None  # Callable[[Path], dict]: writes made-up sessions there, returns options to read them
 
 
 # ----------------------------------------------------------------------------------------------

@@ -143,7 +143,7 @@ def _collect(hook_name: str, make) -> dict:
 
 
 def connector_types() -> dict[str, ConnectorType]:
-    return _collect("register_connector_types", lambda name, build, description="", plugin=None: ConnectorType(name, build, description, plugin))
+    return _collect("register_connector_types", ConnectorType)
 
 
 def redactors() -> list[Redactor]:
