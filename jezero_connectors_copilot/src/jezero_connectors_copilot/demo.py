@@ -91,4 +91,4 @@ def write_demo(folder: Path, now: datetime | None = None) -> dict[str, Any]:
         Step("tool", tool="view", args={"path": "/home/demo/src/mobile-app/app/build.gradle"}, output="minSdk 26\ntargetSdk 34"),
         Step("assistant", "The app supports Android 8.0 and up (minSdk 26) and targets SDK 34."),
     ])
-    return {"path": str(home)}
+    return {"path": str(home.absolute())}

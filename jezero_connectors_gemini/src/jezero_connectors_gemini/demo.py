@@ -86,4 +86,4 @@ def write_demo(folder: Path, now: datetime | None = None) -> dict[str, Any]:
              output="OPENWEATHER_PLAN=startup\nOPENWEATHER_RATE_LIMIT=600/min"),
         Step("gemini", "We use the OpenWeather Startup plan with a limit of 600 calls per minute."),
     ])
-    return {"path": str(root)}
+    return {"path": str(root.absolute())}

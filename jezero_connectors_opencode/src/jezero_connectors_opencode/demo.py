@@ -137,4 +137,4 @@ def write_demo(folder: Path, now: datetime | None = None) -> dict[str, Any]:
              output="Edit applied successfully."),
         Step("assistant", "Added an Unsubscribe link ({{unsubscribe_url}}) to templates/footer.html."),
     ], title="Unsubscribe link in the footer")
-    return {"path": str(data)}
+    return {"path": str(data.absolute())}
