@@ -53,7 +53,7 @@ def _ms(t: datetime) -> int:
 
 def _id(prefix: str, t: datetime, n: int) -> str:
     # OpenCode ids sort by time: a hex timestamp, then random characters.
-    tail = "".join(random.Random(f"{prefix}{t}{n}").choices(string.ascii_letters + string.digits, k=14))
+    tail = "".join(random.choices(string.ascii_letters + string.digits, k=14))
     return f"{prefix}_{_ms(t) * 1000 + n:014x}{tail}"
 
 
