@@ -6,7 +6,7 @@ names another) and, from before 1.2 or left by the upgrade, the JSON files under
 session found in both is read from the database.
 
 Cursor: one entry per session, keyed by its id, valued `{"fp": ...}`: from the database the
-session's `time_updated` with the count and newest change of its messages and parts, from JSON
+session's `time_updated`, the count and newest change of its messages and the count of its parts, from JSON
 files a hash of their names, sizes and times. A session is read again only when that changes."""
 
 from __future__ import annotations

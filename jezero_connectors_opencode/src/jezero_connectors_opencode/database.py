@@ -50,22 +50,21 @@ class Database:
         return {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}
 
     def sessions(self) -> dict[str, tuple[dict, list]]:
-        """Every session: its row, and a fingerprint of everything it holds (counts and newest
-        change of its messages and parts), cheap to compare with the cursor."""
+        """Every session: its row, and a fingerprint cheap to compare with the cursor: the
+        session's `time_updated`, its messages' count and newest change, and its parts' count.
+        The parts are only counted, which their session index answers without reading a row: a
+        store of millions of parts is not read through on every run. A part that changes in
+        place (a tool call finishing) is still seen: OpenCode then updates its message's and its
+        session's `time_updated` too (in every store looked at, both follow their parts)."""
         have = self._columns("session")
         if "id" not in have:
             raise apsw.SQLError("no session table with an id column")
-        cols = [c if c in have else f"NULL AS {c}" for c in SESSION_COLUMNS]
-        part_by_session = "session_id" in self._columns("part")
-        part_count = (
-            "(SELECT count(*) || ':' || coalesce(max(p.time_updated), 0) FROM part p WHERE p.session_id = s.id)"
-            if part_by_session else
-            "(SELECT count(*) || ':' || coalesce(max(p.time_updated), 0) FROM part p JOIN message m ON p.message_id = m.id"
-            " WHERE m.session_id = s.id)"
-        )
-        sql = (f"SELECT {', '.join('s.' + c if ' AS ' not in c else c for c in cols)},"
+        cols = [f"s.{c}" if c in have else f"NULL AS {c}" for c in SESSION_COLUMNS]
+        parts = ("(SELECT count(*) FROM part p WHERE p.session_id = s.id)" if "session_id" in self._columns("part") else
+                 "(SELECT count(*) FROM part p JOIN message m ON p.message_id = m.id WHERE m.session_id = s.id)")
+        sql = (f"SELECT {', '.join(cols)},"
                " (SELECT count(*) || ':' || coalesce(max(m.time_updated), 0) FROM message m WHERE m.session_id = s.id),"
-               f" {part_count} FROM session s ORDER BY s.time_created, s.id")
+               f" {parts} FROM session s ORDER BY s.time_created, s.id")
         out = {}
         for row in self.conn.execute(sql):
             info = dict(zip(SESSION_COLUMNS, row[: len(SESSION_COLUMNS)]))
