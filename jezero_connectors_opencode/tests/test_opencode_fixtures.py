@@ -123,10 +123,10 @@ def write_json_store(storage: Path, sid: str, text: str) -> None:
     put(f"session/proj1/{sid}.json", {"id": sid, "projectID": "proj1", "directory": "/srv/old", "title": "Old times",
                                       "version": "0.15.8", "time": {"created": 1760000000000, "updated": 1760000060000}})
     put(f"message/{sid}/msg_001.json", {"id": "msg_001", "sessionID": sid, "role": "user", "time": {"created": 1760000000000}})
-    put(f"part/msg_001/prt_001.json", {"id": "prt_001", "messageID": "msg_001", "sessionID": sid, "type": "text", "text": text})
+    put("part/msg_001/prt_001.json", {"id": "prt_001", "messageID": "msg_001", "sessionID": sid, "type": "text", "text": text})
     put(f"message/{sid}/msg_002.json", {"id": "msg_002", "sessionID": sid, "role": "assistant", "modelID": "gpt-5",
                                         "time": {"created": 1760000030000, "completed": 1760000060000}})
-    put(f"part/msg_002/prt_002.json", {"id": "prt_002", "messageID": "msg_002", "sessionID": sid, "type": "tool", "tool": "read",
+    put("part/msg_002/prt_002.json", {"id": "prt_002", "messageID": "msg_002", "sessionID": sid, "type": "tool", "tool": "read",
                                        "callID": "c1", "state": {"status": "completed", "input": {"filePath": "/srv/old/a.txt"},
                                                                  "output": "contents"}})
 

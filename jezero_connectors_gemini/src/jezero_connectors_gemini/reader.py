@@ -64,7 +64,7 @@ class ChatReplay:
             patch = obj["$set"]
             if isinstance(patch.get("messages"), list):
                 self.chat.messages = {}
-                for n, m in enumerate(patch["messages"]):
+                for m in patch["messages"]:
                     if isinstance(m, dict) and isinstance(m.get("id"), str):
                         self.message(line, m)
             self.chat.meta.update({k: v for k, v in patch.items() if k != "messages"})
