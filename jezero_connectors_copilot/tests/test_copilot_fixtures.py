@@ -24,6 +24,7 @@ def test_malformed_lines_and_unknown_events_are_skipped_and_reported(copilot, re
         rec.start(), "{oops", rec.prompt("fix the login bug", 1),
         rec.event("session.teleported", 2, {"to": "mars"}), rec.event("session.teleported", 3),
         "42", rec.answer("Fixed the token check.", 4),
+        rec.prompt("<system_notification>Shell 3 completed</system_notification>", 5),
     ])
     [s] = copilot.read()
     assert texts(s) == [("user", "text", "fix the login bug"), ("assistant", "text", "Fixed the token check.")]

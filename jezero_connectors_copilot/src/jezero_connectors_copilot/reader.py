@@ -37,6 +37,8 @@ KNOWN = {
     "subagent.failed", "subagent.configured", "subagent.selected", "abort", "pending_messages.modified",
 }
 KNOWN_PREFIXES = ("hook.", "permission.", "user_input.", "elicitation.", "skill.", "mcp.", "external_tool.", "command.")
+# Runtime notices (a background shell or agent finished) arrive as user messages; nobody typed them.
+NOTICE_PREFIXES = ("<system_notification>",)
 # What Copilot appends to a prompt before the model sees it (hook output, the date).
 _REMINDER = re.compile(r"<system_reminder>.*?</system_reminder>|<current_datetime>.*?</current_datetime>", re.DOTALL)
 
@@ -123,7 +125,7 @@ class EventParser:
             text = data.get("content") if isinstance(data.get("content"), str) else _REMINDER.sub("", _text(data.get("transformedContent")))
             attached = [a.get("path") or a.get("displayName") for a in data.get("attachments") or [] if isinstance(a, dict)]
             text = "\n".join([text.strip(), *(f"[attachment: {a}]" for a in attached if a)]).strip()
-            if text:
+            if text and not text.startswith(NOTICE_PREFIXES):
                 thread.blocks.append(Block("user", "text", text, when))
                 thread.first_prompt = thread.first_prompt or text
         elif kind == "assistant.message":
