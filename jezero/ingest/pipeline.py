@@ -23,7 +23,7 @@ from typing import Callable
 
 from jezero import plugins
 from jezero.config import Config, ConnectorConfig
-from jezero.ingest.segments import segment_session
+from jezero.ingest.segments import SegmentIdCollision, segment_session
 from jezero.models import (
     SUMMARY_SCHEMA_VERSION,
     ConnectorContext,
@@ -195,7 +195,12 @@ class Pipeline:
         for w in session.warnings:
             self._warn(w)
         session = redact_session(session, self.redactors)
-        segments = segment_session(session, source, self.config.ingest.max_input_chars)
+        try:
+            segments = segment_session(session, source, self.config.ingest.max_input_chars)
+        except SegmentIdCollision as e:  # loud, and the session is left for the next run
+            self._warn(str(e))
+            self.report.sessions_held += 1
+            return None
         existing = self.store.session_items(source, session.id)
         current = {s.uid for s in segments}
         job = _Pending(session, [], [u for u in existing if u not in current], {}, {}, bool(session.warnings))
