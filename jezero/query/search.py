@@ -15,6 +15,7 @@ from jezero.query.common import (
     HIT_FIELDS,
     LATER_DEFAULT_LIMIT,
     TIMELINE_DEFAULT_LIMIT,
+    Hits,
     allowed_sources,
     budget,
     clamp_limit,
@@ -26,12 +27,13 @@ from jezero.query.common import (
     utc_now,
 )
 from jezero.query.errors import ItemNotFound, QueryError
-from jezero.query.terms import Term, parse_terms, split_tokenizer
+from jezero.query.terms import Term, check_query, parse_terms, split_tokenizer
 from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS
 
 # later(): how many subject hits to look at, and the share of the best relevance a hit needs to
 # count as on the same subject (terms are OR-ed, so one shared common word is enough to match).
 LATER_POOL = 50
+MAX_ITEM_ID = 2**63 - 1  # SQLite's largest rowid
 LATER_MIN_SHARE = 0.3
 LATER_KEEP_CLOSEST = 2
 
@@ -134,6 +136,7 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
         return []
     if not isinstance(query, str):
         raise QueryError(f"query must be text, got {type(query).__name__}")
+    check_query(query)
     tokenizer = library_tokenizer(conn)
     terms = parse_terms(query, tokenizer)
     if not terms:
@@ -146,10 +149,12 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
     filters = _Filters(sources, source or None, project or None, since_text)
     with budget(conn, options.time_budget_ms) as b:
         try:
-            return _ranked(conn, b, terms, filters, tokenizer, limit=limit, options=options, explain=explain, now=now_dt,
-                           weight=weight, prune=prune)
+            hits = Hits(_ranked(conn, b, terms, filters, tokenizer, limit=limit, options=options, explain=explain,
+                                now=now_dt, weight=weight, prune=prune))
         except apsw.InterruptError:
-            return []  # out of time where no partial answer exists (e.g. reading the index stats)
+            hits = Hits()  # out of work where no partial answer exists (e.g. reading the index stats)
+        hits.cut = b.interrupted
+        return hits
 
 
 def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:
@@ -494,9 +499,12 @@ def item_id_or_raise(item_id) -> int:
     if isinstance(item_id, bool):
         raise ItemNotFound(item_id)
     try:
-        return int(item_id)
-    except (TypeError, ValueError):
+        value = int(item_id)
+    except (TypeError, ValueError, OverflowError):
         raise ItemNotFound(item_id) from None
+    if not 1 <= value <= MAX_ITEM_ID:  # SQLite cannot even bind a larger one (OverflowError)
+        raise ItemNotFound(item_id)
+    return value
 
 
 # -- timeline -----------------------------------------------------------------------------------

@@ -215,14 +215,15 @@ def build_mcp_server(
         explain: Annotated[bool, Field(description="Add how each score was made up.")] = False,
     ) -> CallToolResult:
         options = tools.options()
-        hits, seconds = tools.run_timed(q.search, query, allowed=tools.allowed(), source=source, project=project,
-                                        since=since, limit=limit, options=options, explain=explain)
+        hits = tools.run(q.search, query, allowed=tools.allowed(), source=source, project=project,
+                         since=since, limit=limit, options=options, explain=explain)
         answer: dict[str, Any] = {"items": [shape.hit(h) for h in hits]}
-        if not hits and seconds * 1000 >= options.time_budget_ms:
-            # The query layer returns nothing when its time budget ran out: that is not "no match",
-            # and the advice to try other words would be wrong.
-            answer["note"] = ("the search ran out of time before finding anything (very common words, or a busy "
-                              "server): try again, add a project, source or since filter, or use rarer words")
+        if getattr(hits, "cut", False):
+            # The work budget ran out: these are the best of what was looked at, or nothing; that
+            # is not "no match", and the advice to try other words would be wrong.
+            answer["cut"] = True
+            answer["note"] = ("the search was cut short by its work budget (very common words): these are the best "
+                              "of what it looked at; add a project, source or since filter, or use rarer words")
         elif not hits:
             answer["note"] = ("no match. Matching is literal: retry with a synonym, the singular, a shorter "
                               "fragment, or fewer words; check filter names with catalog")
