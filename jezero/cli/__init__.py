@@ -53,4 +53,26 @@ _register()
 
 
 def main() -> None:
-    app(prog_name="jezero")
+    try:
+        app(prog_name="jezero")
+    except Exception as e:
+        from jezero.cli.errors import library_problem
+
+        message = library_problem(e, _library_name())
+        if message is None:
+            raise
+        from jezero.cli.common import err
+
+        err.print("error: " + message, markup=False)
+        raise SystemExit(1) from None
+
+
+def _library_name() -> str:
+    """The configured library's path for an error message, or a generic name if even the config
+    cannot be read."""
+    from jezero import config as config_mod
+
+    try:
+        return str(config_mod.load(state.config_path).library_path())
+    except Exception:
+        return "file"

@@ -187,7 +187,8 @@ class Pipeline:
         return self.report
 
     def _warn(self, message: str) -> None:
-        log.warning("%s: %s", self.conn_cfg.name, message)
+        # Info, not warning: the report carries every warning and the CLI prints each once.
+        log.info("%s: %s", self.conn_cfg.name, message)
         self.report.warnings.append(message)
 
     def _prepare(self, session: Session, pool: ThreadPoolExecutor | None) -> _Pending | None:

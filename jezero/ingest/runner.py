@@ -25,7 +25,7 @@ from jezero.ingest.pipeline import (
 )
 from jezero.ingest.segments import parse_rendered
 from jezero.models import Segment, Session
-from jezero.store import Store, parse_stored_time
+from jezero.store import Store, library_failure, parse_stored_time
 
 log = logging.getLogger("jezero.ingest")
 
@@ -88,8 +88,11 @@ def run_connectors(
                                     progress=progress)
                 try:
                     report = pipeline.run()
-                except Exception as e:  # one connector's failure never stops the others
-                    log.exception("connector %s failed", conn.name)
+                except Exception as e:  # one connector's failure never stops the others...
+                    if library_failure(e):  # ...but a library that cannot be written stops them all
+                        raise
+                    # The report carries the one-line error; the traceback is for whoever debugs.
+                    log.debug("connector %s failed", conn.name, exc_info=True)
                     report = pipeline.report
                     report.error = f"{type(e).__name__}: {e}"
                 if not dry_run:

@@ -152,6 +152,8 @@ class _Tools:
             raise ToolError("the library does not exist yet on the server: nothing has been ingested") from None
         except apsw.BusyError:
             raise ToolError("the library is busy; try again in a moment") from None
+        except (apsw.NotADBError, apsw.CorruptError):
+            raise ToolError("the library on the server is damaged: tell the person who runs Jezero") from None
         except apsw.InterruptError:
             raise ToolError("the query took too long: use more distinctive words or a filter") from None
 

@@ -34,6 +34,13 @@ class TokenizerMismatch(StoreError):
     pass
 
 
+def library_failure(e: BaseException) -> bool:
+    """Whether `e` says the library file itself cannot be used (damaged, read-only, disk full,
+    I/O): then no connector can write, and the run stops instead of trying each one."""
+    return isinstance(e, (apsw.NotADBError, apsw.CorruptError, apsw.ReadOnlyError, apsw.CantOpenError,
+                          apsw.FullError, apsw.IOError, apsw.PermissionsError))
+
+
 def format_time(dt: datetime) -> str:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
