@@ -53,6 +53,11 @@ _register()
 
 
 def main() -> None:
+    import os
+
+    from jezero.private import UMASK
+
+    os.umask(UMASK)  # whatever a command creates is its user's alone (jezero.private)
     try:
         app(prog_name="jezero")
     except Exception as e:

@@ -25,6 +25,7 @@ from jezero.ingest.pipeline import (
 )
 from jezero.ingest.segments import parse_rendered
 from jezero.models import Segment, Session
+from jezero.private import private_folder
 from jezero.store import Store, library_failure, parse_stored_time
 
 log = logging.getLogger("jezero.ingest")
@@ -36,8 +37,8 @@ class RunLocked(Exception):
 
 def lock_for(config: Config) -> FileLock:
     path = config.library_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(path) + ".lock")
+    private_folder(path.parent)
+    return FileLock(str(path) + ".lock", mode=0o600)
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 import apsw
 
+from jezero.private import private_file, private_folder
 from jezero.store.migrations import LATEST, current_version, migrate
 
 DEFAULT_TOKENIZER = "trigram remove_diacritics 1"
@@ -127,7 +128,8 @@ class Store:
 
     def __init__(self, path: str | os.PathLike, tokenizer: str = DEFAULT_TOKENIZER, *, migrate_to: int = LATEST):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.path.parent)
+        private_file(self.path)  # SQLite gives its -wal and -shm files the library's mode
         self.db = apsw.Connection(str(self.path))
         _configure(self.db)
         self.db.execute("PRAGMA journal_mode=WAL")
