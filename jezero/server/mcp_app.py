@@ -206,6 +206,7 @@ def build_mcp_server(
         log_level="WARNING",
         **auth,
     )
+    _tools_only(server)
 
     @server.tool(title="Search past work", description=DESCRIPTIONS["search"], annotations=READ_ONLY)
     def search(
@@ -280,6 +281,20 @@ def build_mcp_server(
         return result(shape.fit(answer, "projects", "projects"))
 
     return server
+
+
+# Requests the SDK answers by default for any server. Jezero has no prompts or resources, so it
+# must not advertise them: a client would list them on every connection and show empty menus.
+UNSERVED = ("prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list",
+            "resources/subscribe", "resources/unsubscribe", "subscriptions/listen")
+
+
+def _tools_only(server: MCPServer) -> None:
+    """Drop the handlers Jezero does not serve; the capabilities the server advertises follow
+    from its handlers (tests/test_server_http.py checks what a real client is told)."""
+    handlers = server._lowlevel_server._request_handlers
+    for method in UNSERVED:
+        handlers.pop(method, None)
 
 
 def serve_stdio(
