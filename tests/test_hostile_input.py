@@ -60,3 +60,11 @@ def test_cli_refuses_a_huge_query_and_a_huge_id(library, tmp_path, run_cli):
             assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
             assert "no item" in proc.stderr, proc.stderr
     assert json.loads(run_cli("--config", str(cfg), "search", "stripe", "--json").stdout)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("since", ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00"])
+async def test_a_date_out_of_range_reads_as_a_date_not_python(library, since):
+    async with Client(build_mcp_server(config_for(library))) as client:
+        text = await error_text(client, "search", query="webhook", since=since)
+        assert "out of range" in text and "datetime." not in text and "tzinfo" not in text

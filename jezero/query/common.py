@@ -84,7 +84,7 @@ def time_text(dt: datetime) -> str:
     try:
         dt = dt.astimezone(timezone.utc)
     except OverflowError:
-        raise QueryError(f"date out of range: {dt!r}") from None
+        raise QueryError(f"date out of range: {dt.isoformat()} is outside years 1 to 9999 in UTC") from None
     return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
             f".{dt.microsecond:06d}Z")
 
