@@ -4,9 +4,11 @@ write. The pipeline knows no source format (connectors do) and no ranking (the q
 Exactly once, safely: a session's items, their index rows and the connector's cursor entry for
 that session are written in one transaction. A crash at any point leaves either all of it or none
 of it, and the next run reads the session again from the cursor that was last committed. A
-session that is still active, that a summarizer failed on, or that the connector could not read
-cleanly keeps its old cursor entry, so it comes back next run; unchanged segments are recognised
-by their content hash and never summarised twice.
+session that is still active or that a summarizer failed on keeps its old cursor entry, so it
+comes back next run; unchanged segments are recognised by their content hash and never
+summarised twice. A session the connector read with warnings (a bad line, an unknown record
+type) is written and its cursor moves: reading the same bytes again would only repeat the
+warning, which the store keeps until an admin acknowledges it (jezero.store.warnings).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class RunReport:
     sessions_seen: int = 0
     sessions_written: int = 0
     sessions_deferred: int = 0  # still active (settle)
-    sessions_held: int = 0  # written but cursor held: a warning or a failed segment
+    sessions_held: int = 0  # written but cursor held: a failed segment or an id collision
     segments_summarized: int = 0
     segments_unchanged: int = 0
     segments_reused: int = 0  # same text already summarised under another uid
@@ -204,7 +206,7 @@ class Pipeline:
             return None
         existing = self.store.session_items(source, session.id)
         current = {s.uid for s in segments}
-        job = _Pending(session, [], [u for u in existing if u not in current], {}, {}, bool(session.warnings))
+        job = _Pending(session, [], [u for u in existing if u not in current], {}, {}, False)
         for seg in segments:
             stored = existing.get(seg.uid)
             if stored and stored[1] == seg.content_hash:

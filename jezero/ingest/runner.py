@@ -106,11 +106,8 @@ def run_connectors(
 
 
 def _record(store: Store, report: RunReport) -> None:
-    error = report.error
-    if error is None and report.warnings:
-        error = f"{len(report.warnings)} warning(s); cursor held: {report.warnings[0]}"
-    store.record_run(report.connector, error=error, warnings=report.warnings[:200],
-                     ok=error is None)
+    # Warnings are not errors: they are kept (store.warnings) and shown until acknowledged.
+    store.record_run(report.connector, error=report.error, warnings=report.warnings, ok=report.error is None)
 
 
 def _is_due(store: Store, name: str, interval_minutes: float, now: datetime) -> bool:
@@ -244,7 +241,8 @@ def status(config: Config) -> list[dict]:
             count = store.db.execute("SELECT count(*) FROM items WHERE source=?", (c.name,)).fetchone()[0]
             out.append({"name": c.name, "type": c.type, "enabled": c.enabled, "items": count,
                         "last_run_at": state.get("last_run_at"), "last_success_at": state.get("last_success_at"),
-                        "last_error": state.get("last_error"), "warnings": len(state.get("warnings") or [])})
+                        "last_error": state.get("last_error"),
+                        "warnings": len(store.unacknowledged_warnings(c.name))})
     return out
 
 

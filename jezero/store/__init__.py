@@ -19,6 +19,7 @@ import apsw
 
 from jezero.private import private_file, private_folder
 from jezero.store.migrations import LATEST, current_version, migrate
+from jezero.store.warnings import acknowledge, record_warnings, unacknowledged_warnings
 
 DEFAULT_TOKENIZER = "trigram remove_diacritics 1"
 # How long a writer or reader waits for a lock held by another connection before giving up.
@@ -190,6 +191,7 @@ class Store:
 
     def record_run(self, name: str, *, error: str | None, warnings: list[str], ok: bool) -> None:
         now = now_text()
+        record_warnings(self.db, name, warnings, now)
         with self.db:
             self.db.execute(
                 """INSERT INTO connector_state(name, last_run_at, last_success_at, last_error, warnings)
@@ -197,7 +199,7 @@ class Store:
                    ON CONFLICT(name) DO UPDATE SET last_run_at=excluded.last_run_at,
                      last_success_at=COALESCE(excluded.last_success_at, connector_state.last_success_at),
                      last_error=excluded.last_error, warnings=excluded.warnings""",
-                (name, now, now if ok else None, error, json.dumps(warnings)),
+                (name, now, now if ok else None, error, json.dumps(warnings[:200])),
             )
 
     # -- items -------------------------------------------------------------------------------
@@ -290,6 +292,13 @@ class Store:
                 "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
                 (item_id, *fts_row(row[0], row[1], json.loads(row[2]), json.loads(row[3]), project)),
             )
+
+    def unacknowledged_warnings(self, connector: str | None = None) -> list[dict[str, Any]]:
+        return unacknowledged_warnings(self.db, connector)
+
+    def acknowledge_warnings(self, **which) -> int:
+        """See jezero.store.warnings.acknowledge: ids=, match=, connector=, everything=."""
+        return acknowledge(self.db, now=now_text(), **which)
 
     def record_call(self, *, run_id: str, source: str | None, uid: str | None, summarizer: str, model: str | None,
                     input_tokens: int, output_tokens: int, cost_usd: float | None, ok: bool,

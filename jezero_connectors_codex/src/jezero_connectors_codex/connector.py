@@ -82,6 +82,10 @@ class CodexConnector:
             return None
         try:
             data = store.load(ref)
+        except FileNotFoundError:
+            self.context.warn(f"codex: {ref.path}: removed while the run was reading the store (retention or "
+                              "archiving?); skipped")
+            return None
         except (OSError, zstandard.ZstdError) as e:
             self.context.warn(f"codex: {ref.path}: cannot read: {e}")
             return None
