@@ -36,6 +36,10 @@ METADATA_TYPES = {
     "agent-name", "agent-color", "agent-setting", "tag", "pr-link", "frame-link",
     "worktree-state", "relocated", "bridge-session", "atis-latch", "started", "result",
     "cost-state",
+    # 2.1.332: what each model call sent (params, hashes of the message blobs, the system prompt
+    # and tool list, the blobs themselves) and which tools ran. The conversation is on the
+    # user/assistant lines already; these only repeat it for the API.
+    "api-request", "api-request-shape", "api-request-blob", "tools-used",
 }
 CONVERSATION_TYPES = {"user", "assistant", "system"}
 KNOWN_TYPES = CONVERSATION_TYPES | METADATA_TYPES

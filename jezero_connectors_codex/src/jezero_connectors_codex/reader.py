@@ -47,6 +47,7 @@ KNOWN_EVENTS = {
     "shutdown_complete", "get_history_entry_response", "mcp_list_tools_response",
     "list_custom_prompts_response", "conversation_path", "user_shell_command",
     "request_user_input", "deprecation_notice", "model_reroute",
+    "thread_settings_applied",  # 0.171: the thread's model/sandbox settings, no conversation
 }
 KNOWN_EVENT_PREFIXES = ("collab_", "dynamic_tool_call", "realtime_", "guardian_", "raw_")
 
