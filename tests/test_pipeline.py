@@ -249,3 +249,28 @@ def test_resummarize_rewrites_from_the_stored_original(setup):
     assert item["summarizer_model"] == "echo-2"
     assert item["title"].startswith("migrate the db 0")
     summarizer.model = "echo-1"
+
+
+def test_a_summarizer_call_is_recorded_with_its_items_or_not_at_all(setup, monkeypatch):
+    # A crash between the model's answer and the items' write must not leave a paid call in the
+    # log with no items (issue 10): the next run pays for it again, and counts it once.
+    make_config, sessions, summarizer, tmp = setup
+    write_session(sessions, "s1", blocks(2, prefix="webhook retries"))
+    real = Store._upsert
+
+    def crash(self, it, now):
+        raise OSError("simulated crash while writing")
+
+    monkeypatch.setattr(Store, "_upsert", crash)
+    [failed] = run_connectors(make_config(), now=NOW)
+    assert failed.error and summarizer.calls == 1
+    with Store(tmp / "lib.sqlite3") as store:
+        assert store.db.execute("SELECT count(*) FROM summarizer_calls").fetchone()[0] == 0
+        assert store.db.execute("SELECT count(*) FROM items").fetchone()[0] == 0
+    monkeypatch.setattr(Store, "_upsert", real)
+    [ok] = run_connectors(make_config(), now=NOW)
+    assert ok.items_written == 1
+    with Store(tmp / "lib.sqlite3") as store:
+        rows = store.db.execute("SELECT uid, ok FROM summarizer_calls").fetchall()
+        uids = [r[0] for r in store.db.execute("SELECT uid FROM items")]
+    assert [r[0] for r in rows] == uids and all(r[1] == 1 for r in rows)

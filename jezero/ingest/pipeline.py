@@ -245,6 +245,7 @@ class Pipeline:
     def _finish(self, job: _Pending) -> None:
         source = self.conn_cfg.name
         items: list[ItemRecord] = []
+        calls: list[dict] = []  # written with the items, in one transaction
         hold = job.hold_cursor
         for seg in job.segments:
             if seg.uid in job.reused:
@@ -263,22 +264,23 @@ class Pipeline:
                 self._warn(f"session {job.session.id} segment {seg.index}: summarizer failed: {reason}")
                 spent = getattr(e, "usage", None) or Usage()  # a failed call may still have cost tokens
                 self._account(spent)
-                self.store.record_call(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
-                                       model=self.summarizer.model, input_tokens=spent.input_tokens,
-                                       output_tokens=spent.output_tokens, cost_usd=spent.cost_usd, ok=False,
-                                       error=reason[:1000])
+                calls.append(dict(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
+                                  model=self.summarizer.model, input_tokens=spent.input_tokens,
+                                  output_tokens=spent.output_tokens, cost_usd=spent.cost_usd, ok=False,
+                                  error=reason[:1000]))
                 continue
             self._account(usage)
             self.report.segments_summarized += 1
-            self.store.record_call(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
-                                   model=self.summarizer.model, input_tokens=usage.input_tokens,
-                                   output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, ok=True)
+            calls.append(dict(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
+                              model=self.summarizer.model, input_tokens=usage.input_tokens,
+                              output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, ok=True))
             items.append(self._item(seg, summary))
         cursor = None if hold else {job.session.cursor_key: job.session.cursor_value}
         if hold:
             self.report.sessions_held += 1
         # Stale uids go only when the whole session was rewritten cleanly.
-        self.store.write(items, connector=source, cursor=cursor, delete_uids=[] if hold else job.stale_uids)
+        self.store.write(items, connector=source, cursor=cursor, delete_uids=[] if hold else job.stale_uids,
+                         calls=calls)
         self.report.items_written += len(items)
         if items or cursor:
             self.report.sessions_written += 1

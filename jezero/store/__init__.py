@@ -222,11 +222,16 @@ class Store:
         connector: str | None = None,
         cursor: dict[str, Any] | None = None,
         delete_uids: Iterable[str] = (),
+        calls: Iterable[dict[str, Any]] = (),
     ) -> list[int]:
-        """Upsert items, their FTS rows and the connector's cursor entries in one transaction."""
+        """Upsert items, their FTS rows and the connector's cursor entries in one transaction,
+        with the summarizer calls that made them (`record_call`'s keywords): a crash leaves
+        neither, so the call log never lists a paid call whose items were lost."""
         ids = []
         now = now_text()
         with self.db:
+            for call in calls:
+                self.record_call(**call)
             for uid in delete_uids:
                 self._delete(uid)
             for it in items:
@@ -303,7 +308,7 @@ class Store:
     def record_call(self, *, run_id: str, source: str | None, uid: str | None, summarizer: str, model: str | None,
                     input_tokens: int, output_tokens: int, cost_usd: float | None, ok: bool,
                     error: str | None = None) -> None:
-        with self.db:
+        with self.db:  # a savepoint when called inside write()
             self.db.execute(
                 """INSERT INTO summarizer_calls(run_id, at, source, uid, summarizer, model, input_tokens,
                    output_tokens, cost_usd, ok, error) VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
