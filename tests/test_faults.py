@@ -229,3 +229,62 @@ def test_kill_during_run_then_a_clean_run_leaves_a_whole_library(setup):
     assert n == len({u for u, *_ in setup.items()})
     sessions = conn.execute("SELECT count(DISTINCT source || session_id) FROM items").fetchone()[0]
     assert sessions == 40
+
+
+# -- huge and binary lines, files vanishing --------------------------------------------------------
+
+
+def test_huge_and_binary_lines_are_skipped_or_clipped_never_fatal(setup):
+    import random
+
+    setup.add(4)
+    rng = random.Random(5)
+    junk = bytes(rng.randrange(256) for _ in range(200_000)).replace(b"\n", b"")
+    for path in [*setup.sessions.rglob("*.jsonl")]:
+        with path.open("ab") as f:
+            f.write(junk + b"\n")  # binary garbage: NULs, invalid UTF-8
+            f.write(b"\x00" * 1000 + b"\n")
+    huge = "y" * 20_000_000  # one 20 MB line that is valid JSON
+    spec = specs(1, offset=9)[0]
+    spec.turns.append(Turn("user", "paste: " + huge))
+    write(spec, setup.sessions / "claude" / "projects", setup.sessions / "codex")
+    proc = setup.cli("run", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    reports = json.loads(proc.stdout)
+    assert sum(r["items_written"] for r in reports) >= 5
+    assert any("not a JSON object" in w for r in reports for w in r["warnings"])
+    conn = open_readonly(setup.library)
+    longest = conn.execute("SELECT max(length(original)) FROM items").fetchone()[0]
+    assert longest <= 70_000  # the 20 MB paste was cut to fit one segment
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_files_vanishing_mid_run_are_warned_and_the_rest_ingested(setup, monkeypatch):
+    """Every other transcript is removed between the store's walk and its read (retention,
+    archiving): each connector says which, and ingests the others."""
+    from jezero.config import load
+    from jezero.ingest.runner import run_connectors
+    from jezero_connectors_claude import connector as claude
+    from jezero_connectors_codex import store as codex_store
+
+    setup.add(8)
+    removed: list[str] = []
+
+    def vanish_every_other(real):
+        def wrapper(ref_or_path, *args, **kwargs):
+            path = Path(getattr(ref_or_path, "path", ref_or_path))
+            if path.exists() and int(path.stem[-1]) % 2 == 0 and str(path) not in removed:
+                path.unlink()
+                removed.append(str(path))
+            return real(ref_or_path, *args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(claude, "read_transcript", vanish_every_other(claude.read_transcript))
+    monkeypatch.setattr(codex_store, "complete_lines_digest", vanish_every_other(codex_store.complete_lines_digest))
+    reports = run_connectors(load(setup.config))
+    assert removed and all(r.error is None for r in reports)
+    warned = [w for r in reports for w in r.warnings]
+    assert all("removed while the run was reading" in w for w in warned)
+    assert sorted(removed) == sorted(w.removeprefix("codex: ").split(": ")[0] for w in warned)
+    assert sum(r.items_written for r in reports) == 8 - len(removed)

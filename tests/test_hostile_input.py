@@ -68,3 +68,29 @@ async def test_a_date_out_of_range_reads_as_a_date_not_python(library, since):
     async with Client(build_mcp_server(config_for(library))) as client:
         text = await error_text(client, "search", query="webhook", since=since)
         assert "out of range" in text and "datetime." not in text and "tzinfo" not in text
+
+
+@pytest.mark.anyio
+async def test_hostile_values_in_every_argument_change_nothing(library):
+    """NUL bytes, lone surrogates, operators, wrong types, huge limits and filters: a clean answer or
+    a clean tool error, never a traceback, and the library byte for byte the same."""
+    before = library.read_bytes()
+    odd = ["\x00webhook", "\ud800stripe\udfff", 'NEAR("a" "b") OR title:*', "(((", "^" * 5000, "💥" * 1000,
+           "\u202e\u2066 webhook", "webhook\x00\x00" * 50]
+    async with Client(build_mcp_server(config_for(library))) as client:
+        for query in odd:
+            r = await client.call_tool("search", {"query": query})
+            assert "Traceback" not in r.content[0].text
+        for args in ({"query": "webhook", "limit": 2**63}, {"query": "webhook", "limit": -(2**63)},
+                     {"query": "webhook", "since": "x" * 100_000}, {"query": "webhook", "project": "p" * 100_000},
+                     {"query": "webhook", "source": "*"}, {"query": ["webhook"]}, {"query": None},
+                     {"query": {"$gt": ""}}, {"query": "webhook", "explain": "yes please"}):
+            r = await client.call_tool("search", args)
+            assert "Traceback" not in r.content[0].text and 'File "' not in r.content[0].text, args
+        for args in ({"project": "x" * 100_000}, {"since": "2026-13-45"}, {}, {"until": 12}):
+            r = await client.call_tool("timeline", args)
+            assert "Traceback" not in r.content[0].text, args
+        for ident in ("1", 1.5, None, True, [1], "1 OR 1=1"):
+            r = await client.call_tool("get_item", {"item_id": ident})
+            assert "Traceback" not in r.content[0].text, ident
+    assert library.read_bytes() == before
