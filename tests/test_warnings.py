@@ -77,9 +77,9 @@ def test_acknowledge_covers_what_exists_not_what_comes(tmp_path):
 
 @needs_plugin("jezero-connectors-claude")
 def test_claude_warns_for_a_file_removed_mid_run(tmp_path, monkeypatch):
-    import jezero_connectors_claude.connector as connector
+    from jezero_connectors_claude import connector
 
-    kept, gone = (write_claude(tmp_path / "projects", spec(i)) for i in (1, 2))
+    _kept, gone = (write_claude(tmp_path / "projects", spec(i)) for i in (1, 2))
     real = connector.read_transcript
 
     def removed_first(path, **kw):

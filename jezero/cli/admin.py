@@ -9,8 +9,8 @@ import typer
 from jezero import config as config_mod
 from jezero import plugins as plugins_mod
 from jezero.cli import app
-from jezero.private import write_private_text
 from jezero.cli.common import err, fail, is_terminal, load_config, out, print_json, state
+from jezero.private import write_private_text
 
 STARTER_CONFIG = """\
 # Jezero configuration. Every key is optional; `jezero check-config` validates this file.

@@ -26,9 +26,9 @@ from typing import Any
 import anyio
 import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
