@@ -197,7 +197,7 @@ def http_server(
     if host not in LOCAL_HOSTS:
         log.warning("serving on %s: other machines can reach it, over plain HTTP (keys and items travel "
                     "unencrypted) and without the Host/Origin checks of a local address; put a TLS reverse "
-                    "proxy in front (docs/serving.md)", host)
+                    "proxy in front (README, \"Safety and limits\")", host)
     app = build_http_app(registry, host=host, **app_options)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
                             lifespan="on", timeout_graceful_shutdown=3)
