@@ -141,7 +141,7 @@ def _patterns(allowed) -> list[str]:
     return [p for p in allowed if isinstance(p, str)]
 
 
-# -- time budget ----------------------------------------------------------------------------------
+# -- work budget ----------------------------------------------------------------------------------
 
 # The budget counts SQLite's work, not the clock: a busy machine must give the answer an idle
 # one gives, a little later. `search.time_budget_ms` is turned into VM steps at this rate, the

@@ -33,7 +33,6 @@ from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS
 # later(): how many subject hits to look at, and the share of the best relevance a hit needs to
 # count as on the same subject (terms are OR-ed, so one shared common word is enough to match).
 LATER_POOL = 50
-MAX_ITEM_ID = 2**63 - 1  # SQLite's largest rowid
 LATER_MIN_SHARE = 0.3
 LATER_KEEP_CLOSEST = 2
 
@@ -200,7 +199,7 @@ def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now,
         except apsw.InterruptError:
             pass
     ranked = _rank(candidates, now, options.recency_half_life_days, weight, limit)
-    b.renew()  # the ranking is done: a late clock must not cost the answer
+    b.renew()  # the ranking is done: fetching its rows must not cost the answer
     rows = fetch_hits(conn, [c.id for c, _, _, _ in ranked])
     hits = []
     # An item deleted by a writer since stage 1 (another snapshot) is simply left out.
@@ -215,12 +214,14 @@ def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now,
                 "ignored_terms": [t.text for t in floored] if cand.terms is kept else [],
             }
         hits.append(hit)
+    cut = b.interrupted  # the answer was cut only if the ranking was, not the explanation
     if explain and hits:
         b.renew()
         try:
             _explain(conn, index, tokenizer, [(h, c) for h, (c, _, _, _) in zip(hits, ranked)])
         except apsw.InterruptError:
             pass  # the ranking numbers are there; the column split is left as None
+    b.interrupted = cut
     return hits
 
 
@@ -493,6 +494,9 @@ def brief(conn: apsw.Connection, item_id, allowed) -> dict:
     if row is None or not may_read(row["source"], allowed):
         raise ItemNotFound(item_id)
     return row
+
+
+MAX_ITEM_ID = 2**63 - 1  # SQLite's largest rowid
 
 
 def item_id_or_raise(item_id) -> int:
