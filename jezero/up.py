@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jezero import config as config_mod
+from jezero.private import private_folder, write_private_text
 from jezero.server.auth import client_toml, key_digest, new_key
 
 LOCAL_CLIENT = "local"
@@ -52,7 +53,7 @@ def local_key(key_file: Path) -> str:
     """The local client's key, made once and kept in a file only this user can read."""
     if key_file.exists():
         return key_file.read_text().strip()
-    key_file.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(key_file.parent)
     key = new_key()
     fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
@@ -77,20 +78,21 @@ def prepare(config_path: Path, *, demo_folder: Path | None = None) -> Setup:
         claude_projects, codex_home = demo.build(demo_folder / "sessions")
         stores = [AgentStore("claude", claude_projects), AgentStore("codex", codex_home)]
         key_file = demo_folder / "local.key"
-        config_path.write_text(
+        write_private_text(
+            config_path,
             "# A throwaway demo library: made-up sessions, nothing from this computer.\n"
             f"[storage]\npath = {_toml(str(demo_folder / 'library.sqlite3'))}\n\n"
-            "[ingest]\nsettle_minutes = 0\n\n" + connectors_toml(stores)
+            "[ingest]\nsettle_minutes = 0\n\n" + connectors_toml(stores),
         )
         created.append(f"demo sessions in {demo_folder / 'sessions'}")
     else:
         stores = discover_stores()
         key_file = config_mod.default_data_dir() / "local-client.key"
         if not config_path.exists():
-            config_path.parent.mkdir(parents=True, exist_ok=True)
-            config_path.write_text(
+            write_private_text(
+                config_path,
                 "# Written by `jezero up`: the agent stores found on this computer.\n"
-                "# `jezero check-config` validates this file.\n\n" + connectors_toml(stores)
+                "# `jezero check-config` validates this file.\n\n" + connectors_toml(stores),
             )
             created.append(f"config {config_path}")
         else:

@@ -119,17 +119,21 @@ def test_redactors_run_before_anything_is_stored(setup, register_plugin):
     assert "[REDACTED]" in item["original"]
 
 
-def test_warnings_are_recorded_and_hold_the_cursor(setup):
+def test_warnings_are_kept_once_and_the_cursor_moves(setup):
+    # Reading the same bytes again would only repeat the warning (issue 10): the session is
+    # written, its cursor moves, and the warning is kept until acknowledged (test_warnings.py).
     make_config, sessions, summarizer, tmp = setup
     write_session(sessions, "odd", blocks(2), warnings=["odd.json:3: unknown record type 'hologram'"])
     [report] = run_connectors(make_config(), now=NOW)
-    assert report.items_written == 1 and report.sessions_held == 1
+    assert report.items_written == 1 and report.sessions_held == 0
     with Store(tmp / "lib.sqlite3") as store:
-        assert store.cursor("local") == {}
+        assert store.cursor("local") != {}
         state = store.connector_state("local")
-    assert "hologram" in state["last_error"] and state["last_success_at"] is None
-    [again] = run_connectors(make_config(), now=NOW)  # read again, nothing summarised twice
-    assert again.sessions_seen == 1 and again.segments_unchanged == 1 and summarizer.calls == 1
+        [kept] = store.unacknowledged_warnings("local")
+    assert state["last_error"] is None and state["last_success_at"] is not None
+    assert "hologram" in kept["message"] and "hologram" in state["warnings"][0]
+    [again] = run_connectors(make_config(), now=NOW)  # not read again
+    assert again.sessions_seen == 0 and summarizer.calls == 1
 
 
 def test_failed_segment_keeps_the_rest_and_is_retried(setup):
@@ -245,3 +249,28 @@ def test_resummarize_rewrites_from_the_stored_original(setup):
     assert item["summarizer_model"] == "echo-2"
     assert item["title"].startswith("migrate the db 0")
     summarizer.model = "echo-1"
+
+
+def test_a_summarizer_call_is_recorded_with_its_items_or_not_at_all(setup, monkeypatch):
+    # A crash between the model's answer and the items' write must not leave a paid call in the
+    # log with no items (issue 10): the next run pays for it again, and counts it once.
+    make_config, sessions, summarizer, tmp = setup
+    write_session(sessions, "s1", blocks(2, prefix="webhook retries"))
+    real = Store._upsert
+
+    def crash(self, it, now):
+        raise OSError("simulated crash while writing")
+
+    monkeypatch.setattr(Store, "_upsert", crash)
+    [failed] = run_connectors(make_config(), now=NOW)
+    assert failed.error and summarizer.calls == 1
+    with Store(tmp / "lib.sqlite3") as store:
+        assert store.db.execute("SELECT count(*) FROM summarizer_calls").fetchone()[0] == 0
+        assert store.db.execute("SELECT count(*) FROM items").fetchone()[0] == 0
+    monkeypatch.setattr(Store, "_upsert", real)
+    [ok] = run_connectors(make_config(), now=NOW)
+    assert ok.items_written == 1
+    with Store(tmp / "lib.sqlite3") as store:
+        rows = store.db.execute("SELECT uid, ok FROM summarizer_calls").fetchall()
+        uids = [r[0] for r in store.db.execute("SELECT uid FROM items")]
+    assert [r[0] for r in rows] == uids and all(r[1] == 1 for r in rows)

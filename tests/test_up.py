@@ -86,6 +86,13 @@ async def test_up_demo_ingests_serves_and_answers_a_real_mcp_client():
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+    # The throwaway folder (library, config, key, made-up sessions) goes with the server.
+    assert not os.path.exists(os.path.dirname(config))
+
+
+def test_up_help_shows_its_defaults_plainly(run_cli):
+    text = run_cli("up", "--help", env={"COLUMNS": "200"}, check=True).stdout
+    assert "[server] host, 127.0.0.1" in text and "[server] port, 8765" in text
 
 
 @needs_samples()

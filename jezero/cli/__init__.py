@@ -41,7 +41,7 @@ def _register() -> None:
     # Imported for their side effect of adding commands; order is the order in --help.
     import importlib
 
-    for name in ("up", "admin", "ingest", "query", "serve"):
+    for name in ("up", "admin", "ingest", "warnings", "query", "serve"):
         try:
             importlib.import_module(f"jezero.cli.{name}")
         except ModuleNotFoundError as e:
@@ -53,4 +53,31 @@ _register()
 
 
 def main() -> None:
-    app(prog_name="jezero")
+    import os
+
+    from jezero.private import UMASK
+
+    os.umask(UMASK)  # whatever a command creates is its user's alone (jezero.private)
+    try:
+        app(prog_name="jezero")
+    except Exception as e:
+        from jezero.cli.errors import library_problem
+
+        message = library_problem(e, _library_name())
+        if message is None:
+            raise
+        from jezero.cli.common import err
+
+        err.print("error: " + message, markup=False)
+        raise SystemExit(1) from None
+
+
+def _library_name() -> str:
+    """The configured library's path for an error message, or a generic name if even the config
+    cannot be read."""
+    from jezero import config as config_mod
+
+    try:
+        return str(config_mod.load(state.config_path).library_path())
+    except Exception:
+        return "file"

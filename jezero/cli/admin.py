@@ -10,6 +10,7 @@ from jezero import config as config_mod
 from jezero import plugins as plugins_mod
 from jezero.cli import app
 from jezero.cli.common import err, fail, is_terminal, load_config, out, print_json, state
+from jezero.private import write_private_text
 
 STARTER_CONFIG = """\
 # Jezero configuration. Every key is optional; `jezero check-config` validates this file.
@@ -43,8 +44,7 @@ def init(
     cfg_path = config_mod.resolve_config_path(state.config_path)
     created_config = False
     if not cfg_path.exists():
-        cfg_path.parent.mkdir(parents=True, exist_ok=True)
-        cfg_path.write_text(STARTER_CONFIG.format(library=config_mod.default_data_dir() / "library.sqlite3"))
+        write_private_text(cfg_path, STARTER_CONFIG.format(library=config_mod.default_data_dir() / "library.sqlite3"))
         created_config = True
     cfg = load_config()
     library = cfg.library_path()

@@ -103,11 +103,14 @@ def status(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.
         return
     from rich.table import Table
 
-    table = Table("connector", "type", "items", "last run", "last success", "last error")
+    table = Table("connector", "type", "items", "last run", "last success", "last error", "warnings")
     for r in rows:
         table.add_row(r["name"], r["type"], str(r["items"]), r["last_run_at"] or "never",
-                      r["last_success_at"] or "never", r["last_error"] or "")
+                      r["last_success_at"] or "never", r["last_error"] or "", str(r["warnings"] or ""))
     out.print(table)
+    open_warnings = sum(r["warnings"] for r in rows)
+    if open_warnings:
+        out.print(f"{open_warnings} warning(s) not acknowledged: see `jezero warnings`", markup=False)
 
 
 @app.command()

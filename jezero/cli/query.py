@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from jezero.cli import app
-from jezero.cli.common import fail, load_config, out, print_json
+from jezero.cli.common import err, fail, load_config, out, print_json
 
 ALL_SOURCES = ("*",)
 SUBJECT_HEADING = "NEWER ON THIS SUBJECT"
@@ -59,6 +59,9 @@ def search(
     with _library() as (conn, options):
         hits = q.search(conn, query, allowed=ALL_SOURCES, source=source, project=project, since=since,
                         limit=limit, options=options, explain=explain)
+    if getattr(hits, "cut", False):
+        err.print("note: the search was cut short by its work budget (very common words): these are the best of "
+                  "what it looked at; add --project, --source or --since, or use rarer words", markup=False)
     if json_out:
         print_json(hits)
         return
@@ -107,6 +110,9 @@ def timeline(
     with _library() as (conn, options):
         hits = q.timeline(conn, project=project, source=source, since=since, until=until, limit=limit,
                           allowed=ALL_SOURCES, options=options)
+    if getattr(hits, "cut", False):
+        err.print("note: the search was cut short by its work budget (very common words): these are the best of "
+                  "what it looked at; add --project, --source or --since, or use rarer words", markup=False)
     if json_out:
         print_json(hits)
         return

@@ -13,8 +13,8 @@ from jezero.cli.common import err, fail, out, state
 @app.command()
 def up(
     demo: Annotated[bool, typer.Option("--demo", help="Use made-up sessions in a throwaway folder instead of this computer's.")] = False,
-    host: Annotated[Optional[str], typer.Option("--host", help="Address to serve on (default: [server] host, 127.0.0.1).")] = None,
-    port: Annotated[Optional[int], typer.Option("--port", help="Port to serve on (default: [server] port, 8765; 0 picks a free one).")] = None,
+    host: Annotated[Optional[str], typer.Option("--host", help="Address to serve on (default: \\[server] host, 127.0.0.1).")] = None,
+    port: Annotated[Optional[int], typer.Option("--port", help="Port to serve on (default: \\[server] port, 8765; 0 picks a free one).")] = None,
     serve: Annotated[bool, typer.Option("--serve/--no-serve", help="Serve MCP after ingesting (default) or stop there.")] = True,
 ) -> None:
     """Find this computer's Claude Code and Codex sessions, ingest them, and serve them over MCP.
@@ -23,13 +23,27 @@ def up(
     client key, uses the offline summarizer unless a model is configured, and prints how to
     connect Claude Code and Codex.
     """
+    from jezero import up as up_mod
+
+    folder = up_mod.demo_folder() if demo else None
+    keep = False
+    try:
+        keep = _up(folder, demo, host, port, serve) is True
+    finally:
+        if folder and not keep:  # a throwaway library: nothing of it outlives the command
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _up(folder, demo: bool, host, port, serve: bool):
+    """The body of `up`; True when the demo folder must stay (--no-serve prints commands using it)."""
     from jezero import config as config_mod
     from jezero import up as up_mod
     from jezero.cli.ingest import _progress
     from jezero.demo import DEMO_SEARCHES
     from jezero.ingest.runner import RunLocked, run_connectors
 
-    folder = up_mod.demo_folder() if demo else None
     config_path = folder / "config.toml" if folder else config_mod.resolve_config_path(state.config_path)
     try:
         setup = up_mod.prepare(config_path, demo_folder=folder)
@@ -78,7 +92,15 @@ def up(
     else:
         out.print(f"\nSearch from here: {cli} search \"some error message\"", markup=False)
     if not serve:
-        return
+        if folder:
+            err.print(f"\nThe demo stays in {folder} for these commands; delete it when you are done.", markup=False)
+        return True
+    _serve(cfg, config_path, setup, host, port)
+
+
+def _serve(cfg, config_path, setup, host: str, port: int) -> None:
+    from jezero import up as up_mod
+
     try:
         sock = up_mod.listen(host, port)
     except OSError as e:

@@ -4,9 +4,11 @@ write. The pipeline knows no source format (connectors do) and no ranking (the q
 Exactly once, safely: a session's items, their index rows and the connector's cursor entry for
 that session are written in one transaction. A crash at any point leaves either all of it or none
 of it, and the next run reads the session again from the cursor that was last committed. A
-session that is still active, that a summarizer failed on, or that the connector could not read
-cleanly keeps its old cursor entry, so it comes back next run; unchanged segments are recognised
-by their content hash and never summarised twice.
+session that is still active or that a summarizer failed on keeps its old cursor entry, so it
+comes back next run; unchanged segments are recognised by their content hash and never
+summarised twice. A session the connector read with warnings (a bad line, an unknown record
+type) is written and its cursor moves: reading the same bytes again would only repeat the
+warning, which the store keeps until an admin acknowledges it (jezero.store.warnings).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Callable
 
 from jezero import plugins
 from jezero.config import Config, ConnectorConfig
-from jezero.ingest.segments import segment_session
+from jezero.ingest.segments import SegmentIdCollision, segment_session
 from jezero.models import (
     SUMMARY_SCHEMA_VERSION,
     ConnectorContext,
@@ -48,7 +50,7 @@ class RunReport:
     sessions_seen: int = 0
     sessions_written: int = 0
     sessions_deferred: int = 0  # still active (settle)
-    sessions_held: int = 0  # written but cursor held: a warning or a failed segment
+    sessions_held: int = 0  # written but cursor held: a failed segment or an id collision
     segments_summarized: int = 0
     segments_unchanged: int = 0
     segments_reused: int = 0  # same text already summarised under another uid
@@ -187,7 +189,8 @@ class Pipeline:
         return self.report
 
     def _warn(self, message: str) -> None:
-        log.warning("%s: %s", self.conn_cfg.name, message)
+        # Info, not warning: the report carries every warning and the CLI prints each once.
+        log.info("%s: %s", self.conn_cfg.name, message)
         self.report.warnings.append(message)
 
     def _prepare(self, session: Session, pool: ThreadPoolExecutor | None) -> _Pending | None:
@@ -195,10 +198,15 @@ class Pipeline:
         for w in session.warnings:
             self._warn(w)
         session = redact_session(session, self.redactors)
-        segments = segment_session(session, source, self.config.ingest.max_input_chars)
+        try:
+            segments = segment_session(session, source, self.config.ingest.max_input_chars)
+        except SegmentIdCollision as e:  # loud, and the session is left for the next run
+            self._warn(str(e))
+            self.report.sessions_held += 1
+            return None
         existing = self.store.session_items(source, session.id)
         current = {s.uid for s in segments}
-        job = _Pending(session, [], [u for u in existing if u not in current], {}, {}, bool(session.warnings))
+        job = _Pending(session, [], [u for u in existing if u not in current], {}, {}, False)
         for seg in segments:
             stored = existing.get(seg.uid)
             if stored and stored[1] == seg.content_hash:
@@ -237,6 +245,7 @@ class Pipeline:
     def _finish(self, job: _Pending) -> None:
         source = self.conn_cfg.name
         items: list[ItemRecord] = []
+        calls: list[dict] = []  # written with the items, in one transaction
         hold = job.hold_cursor
         for seg in job.segments:
             if seg.uid in job.reused:
@@ -255,22 +264,23 @@ class Pipeline:
                 self._warn(f"session {job.session.id} segment {seg.index}: summarizer failed: {reason}")
                 spent = getattr(e, "usage", None) or Usage()  # a failed call may still have cost tokens
                 self._account(spent)
-                self.store.record_call(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
-                                       model=self.summarizer.model, input_tokens=spent.input_tokens,
-                                       output_tokens=spent.output_tokens, cost_usd=spent.cost_usd, ok=False,
-                                       error=reason[:1000])
+                calls.append(dict(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
+                                  model=self.summarizer.model, input_tokens=spent.input_tokens,
+                                  output_tokens=spent.output_tokens, cost_usd=spent.cost_usd, ok=False,
+                                  error=reason[:1000]))
                 continue
             self._account(usage)
             self.report.segments_summarized += 1
-            self.store.record_call(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
-                                   model=self.summarizer.model, input_tokens=usage.input_tokens,
-                                   output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, ok=True)
+            calls.append(dict(run_id=self.run_id, source=source, uid=seg.uid, summarizer=self.summarizer.name,
+                              model=self.summarizer.model, input_tokens=usage.input_tokens,
+                              output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, ok=True))
             items.append(self._item(seg, summary))
         cursor = None if hold else {job.session.cursor_key: job.session.cursor_value}
         if hold:
             self.report.sessions_held += 1
         # Stale uids go only when the whole session was rewritten cleanly.
-        self.store.write(items, connector=source, cursor=cursor, delete_uids=[] if hold else job.stale_uids)
+        self.store.write(items, connector=source, cursor=cursor, delete_uids=[] if hold else job.stale_uids,
+                         calls=calls)
         self.report.items_written += len(items)
         if items or cursor:
             self.report.sessions_written += 1

@@ -25,7 +25,8 @@ from jezero.ingest.pipeline import (
 )
 from jezero.ingest.segments import parse_rendered
 from jezero.models import Segment, Session
-from jezero.store import Store, parse_stored_time
+from jezero.private import private_folder
+from jezero.store import Store, library_failure, parse_stored_time
 
 log = logging.getLogger("jezero.ingest")
 
@@ -36,8 +37,8 @@ class RunLocked(Exception):
 
 def lock_for(config: Config) -> FileLock:
     path = config.library_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(path) + ".lock")
+    private_folder(path.parent)
+    return FileLock(str(path) + ".lock", mode=0o600)
 
 
 @contextmanager
@@ -88,8 +89,11 @@ def run_connectors(
                                     progress=progress)
                 try:
                     report = pipeline.run()
-                except Exception as e:  # one connector's failure never stops the others
-                    log.exception("connector %s failed", conn.name)
+                except Exception as e:  # one connector's failure never stops the others...
+                    if library_failure(e):  # ...but a library that cannot be written stops them all
+                        raise
+                    # The report carries the one-line error; the traceback is for whoever debugs.
+                    log.debug("connector %s failed", conn.name, exc_info=True)
                     report = pipeline.report
                     report.error = f"{type(e).__name__}: {e}"
                 if not dry_run:
@@ -102,11 +106,8 @@ def run_connectors(
 
 
 def _record(store: Store, report: RunReport) -> None:
-    error = report.error
-    if error is None and report.warnings:
-        error = f"{len(report.warnings)} warning(s); cursor held: {report.warnings[0]}"
-    store.record_run(report.connector, error=error, warnings=report.warnings[:200],
-                     ok=error is None)
+    # Warnings are not errors: they are kept (store.warnings) and shown until acknowledged.
+    store.record_run(report.connector, error=report.error, warnings=report.warnings, ok=report.error is None)
 
 
 def _is_due(store: Store, name: str, interval_minutes: float, now: datetime) -> bool:
@@ -240,7 +241,8 @@ def status(config: Config) -> list[dict]:
             count = store.db.execute("SELECT count(*) FROM items WHERE source=?", (c.name,)).fetchone()[0]
             out.append({"name": c.name, "type": c.type, "enabled": c.enabled, "items": count,
                         "last_run_at": state.get("last_run_at"), "last_success_at": state.get("last_success_at"),
-                        "last_error": state.get("last_error"), "warnings": len(state.get("warnings") or [])})
+                        "last_error": state.get("last_error"),
+                        "warnings": len(store.unacknowledged_warnings(c.name))})
     return out
 
 

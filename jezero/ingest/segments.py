@@ -5,6 +5,12 @@ chosen greedily from the first block, so they depend only on the blocks themselv
 session grows, every segment but the last keeps its blocks, its text and its content hash, and
 only the last one is summarised again. A segment's uid comes from the session and its first
 block, so it survives the session growing too.
+
+Two segments may start with the same block (a prompt "continue" in a transcript without times):
+the second and later ones add how many earlier segments of the session share that start, which
+depends only on earlier segments, so ids stay unique and stable as the session grows. The first
+keeps the id it always had, so libraries built before keep their items. `check_unique` turns any
+collision left (one in 2^48 per pair) into an error instead of one item overwriting another.
 """
 
 from __future__ import annotations
@@ -46,11 +52,16 @@ def segment_session(session: Session, source: str, max_input_chars: int) -> list
             groups.append([i])
             size = len(text)
     segments = []
+    starts: dict[str, int] = {}  # anchor -> how many earlier segments start with it
     for index, members in enumerate(groups):
         blocks = [kept[i] for i in members]
         text = "".join(rendered[i] for i in members)
         first = kept[members[0]]
         anchor = f"{first.time.isoformat() if first.time else ''}\n{rendered[members[0]]}"
+        seen = starts.get(anchor, 0)
+        starts[anchor] = seen + 1
+        if seen:
+            anchor += f"\n#{seen}"
         uid = f"{source}:{session.id}:{hashlib.sha256(anchor.encode()).hexdigest()[:12]}"
         segments.append(Segment(
             uid=uid,
@@ -62,7 +73,22 @@ def segment_session(session: Session, source: str, max_input_chars: int) -> list
             content_hash=hashlib.sha256(text.encode()).hexdigest(),
             occurred_at=_last_time(blocks) or session.ended_at or datetime.now(timezone.utc),
         ))
+    check_unique(segments)
     return segments
+
+
+class SegmentIdCollision(Exception):
+    """Two segments of one session got the same id: writing both would lose one."""
+
+
+def check_unique(segments: list[Segment]) -> None:
+    seen: dict[str, int] = {}
+    for seg in segments:
+        if seg.uid in seen:
+            raise SegmentIdCollision(
+                f"session {seg.session.id}: segments {seen[seg.uid]} and {seg.index} got the same segment id "
+                f"{seg.uid}; nothing of this session was written")
+        seen[seg.uid] = seg.index
 
 
 def _last_time(blocks: list[Block]) -> datetime | None:

@@ -57,14 +57,31 @@ much of that work; benchmarks/search/README.md has their figures.
    looked at, else FTS5 ranks them for the frequent terms alone and the two lists are merged
    (search._in_parts has the details). No effect on ranking.
 
-Time budget
+Work budget
 -----------
-Each call installs a progress handler that interrupts any statement still running after
-`search.time_budget_ms` (default 250 ms). search() never raises for that. An interrupted count
-keeps its term in the query; an interrupted ranked query is retried, with a fresh allowance, on
-the most recently stored matches only (explain: candidates = "newest_matches"); if that runs out
-too, the result is an empty list. The connection's progress handler is cleared when the call
-ends, so use a connection for one call at a time.
+Each call installs a progress handler that counts SQLite's VM steps and interrupts any statement
+still running once `search.time_budget_ms` worth of steps is spent (common.STEPS_PER_MS: a count
+of work, not a clock, so a loaded machine gives the answer an idle one gives, only later).
+search() never raises for that. An interrupted count keeps its term in the query; an
+interrupted ranked query is retried, with a fresh allowance, on the most recently stored
+matches only (explain: candidates = "newest_matches"); if that runs out too, the result is an
+empty list. Either way the list search() returns (a `Hits`) has `cut` set, and the server and
+the CLI say so. The connection's progress handler is cleared when the call ends, so use a
+connection for one call at a time.
+
+Limits
+------
+A query over terms.MAX_QUERY_CHARS (4,000) characters or MAX_QUERY_WORDS (400) words is refused
+with a QueryError before any work; of the rest, the first MAX_TERMS (64) distinct terms are used.
+
+What scores reveal
+------------------
+BM25's statistics (how many items hold a term, the average field lengths) are those of the
+whole library, not of the sources the caller may read: a key limited to one source cannot read
+another source's items, but the scores of its own hits move a little with what the others
+hold, so a patient caller could estimate how common a word is elsewhere. That is a stated limit
+of the model, not a leak of text; per-scope statistics would cost a count per term and source
+on every query. Give a team that must not learn even word frequencies its own library.
 """
 
 from __future__ import annotations

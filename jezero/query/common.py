@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import time
 from collections.abc import Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, timezone
@@ -85,7 +84,7 @@ def time_text(dt: datetime) -> str:
     try:
         dt = dt.astimezone(timezone.utc)
     except OverflowError:
-        raise QueryError(f"date out of range: {dt!r}") from None
+        raise QueryError(f"date out of range: {dt.isoformat()} is outside years 1 to 9999 in UTC") from None
     return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
             f".{dt.microsecond:06d}Z")
 
@@ -142,30 +141,46 @@ def _patterns(allowed) -> list[str]:
     return [p for p in allowed if isinstance(p, str)]
 
 
-# -- time budget ----------------------------------------------------------------------------------
+# -- work budget ----------------------------------------------------------------------------------
+
+# The budget counts SQLite's work, not the clock: a busy machine must give the answer an idle
+# one gives, a little later. `search.time_budget_ms` is turned into VM steps at this rate, the
+# lowest measured on a 2-core dev machine for FTS5 MATCH queries at 10k items (9,400 to 19,000
+# steps per ms, benchmarks/budget/README.md), so an idle machine stops at or before
+# the configured time.
+STEPS_PER_MS = 10_000
 
 
 class Budget:
-    """A deadline enforced by the connection's progress handler: a statement still running when
-    it passes is interrupted (apsw.InterruptError). `renew()` starts a fresh allowance, for the
-    one cheaper retry a caller may make after an interruption."""
+    """An allowance of SQLite VM steps enforced by the connection's progress handler: a
+    statement still running when it is spent is interrupted (apsw.InterruptError), and
+    `interrupted` stays set so the answer can say it was cut. `renew()` starts a fresh
+    allowance, for the one cheaper retry a caller may make after an interruption."""
 
     def __init__(self, ms: int):
-        self.seconds = ms / 1000
-        self.deadline = time.perf_counter() + self.seconds
+        self.allowance = max(1, int(ms)) * STEPS_PER_MS
+        self.used = 0
         self.interrupted = False
 
     def renew(self) -> None:
-        self.deadline = time.perf_counter() + self.seconds
+        self.used = 0
 
     def expired(self) -> bool:
-        return time.perf_counter() > self.deadline
+        return self.used > self.allowance
 
     def _check(self) -> bool:
-        if time.perf_counter() > self.deadline:
+        self.used += PROGRESS_STEPS
+        if self.used > self.allowance:
             self.interrupted = True
             return True
         return False
+
+
+class Hits(list):
+    """A search answer: the hits, and whether the work budget cut the search short (then the
+    hits are the best of what was looked at, not necessarily the best of the library)."""
+
+    cut: bool = False
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from jezero.query.common import (
     HIT_FIELDS,
     LATER_DEFAULT_LIMIT,
     TIMELINE_DEFAULT_LIMIT,
+    Hits,
     allowed_sources,
     budget,
     clamp_limit,
@@ -26,7 +27,7 @@ from jezero.query.common import (
     utc_now,
 )
 from jezero.query.errors import ItemNotFound, QueryError
-from jezero.query.terms import Term, parse_terms, split_tokenizer
+from jezero.query.terms import Term, check_query, parse_terms, split_tokenizer
 from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS
 
 # later(): how many subject hits to look at, and the share of the best relevance a hit needs to
@@ -134,6 +135,7 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
         return []
     if not isinstance(query, str):
         raise QueryError(f"query must be text, got {type(query).__name__}")
+    check_query(query)
     tokenizer = library_tokenizer(conn)
     terms = parse_terms(query, tokenizer)
     if not terms:
@@ -146,10 +148,12 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
     filters = _Filters(sources, source or None, project or None, since_text)
     with budget(conn, options.time_budget_ms) as b:
         try:
-            return _ranked(conn, b, terms, filters, tokenizer, limit=limit, options=options, explain=explain, now=now_dt,
-                           weight=weight, prune=prune)
+            hits = Hits(_ranked(conn, b, terms, filters, tokenizer, limit=limit, options=options, explain=explain,
+                                now=now_dt, weight=weight, prune=prune))
         except apsw.InterruptError:
-            return []  # out of time where no partial answer exists (e.g. reading the index stats)
+            hits = Hits()  # out of work where no partial answer exists (e.g. reading the index stats)
+        hits.cut = b.interrupted
+        return hits
 
 
 def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:
@@ -195,7 +199,7 @@ def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now,
         except apsw.InterruptError:
             pass
     ranked = _rank(candidates, now, options.recency_half_life_days, weight, limit)
-    b.renew()  # the ranking is done: a late clock must not cost the answer
+    b.renew()  # the ranking is done: fetching its rows must not cost the answer
     rows = fetch_hits(conn, [c.id for c, _, _, _ in ranked])
     hits = []
     # An item deleted by a writer since stage 1 (another snapshot) is simply left out.
@@ -210,12 +214,14 @@ def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now,
                 "ignored_terms": [t.text for t in floored] if cand.terms is kept else [],
             }
         hits.append(hit)
+    cut = b.interrupted  # the answer was cut only if the ranking was, not the explanation
     if explain and hits:
         b.renew()
         try:
             _explain(conn, index, tokenizer, [(h, c) for h, (c, _, _, _) in zip(hits, ranked)])
         except apsw.InterruptError:
             pass  # the ranking numbers are there; the column split is left as None
+    b.interrupted = cut
     return hits
 
 
@@ -490,13 +496,19 @@ def brief(conn: apsw.Connection, item_id, allowed) -> dict:
     return row
 
 
+MAX_ITEM_ID = 2**63 - 1  # SQLite's largest rowid
+
+
 def item_id_or_raise(item_id) -> int:
     if isinstance(item_id, bool):
         raise ItemNotFound(item_id)
     try:
-        return int(item_id)
-    except (TypeError, ValueError):
+        value = int(item_id)
+    except (TypeError, ValueError, OverflowError):
         raise ItemNotFound(item_id) from None
+    if not 1 <= value <= MAX_ITEM_ID:  # SQLite cannot even bind a larger one (OverflowError)
+        raise ItemNotFound(item_id)
+    return value
 
 
 # -- timeline -----------------------------------------------------------------------------------

@@ -14,11 +14,17 @@ from dataclasses import dataclass
 
 import apsw
 
+from jezero.query.errors import QueryError
 from jezero.store import DEFAULT_TOKENIZER
 
 # A pasted log can hold hundreds of words; each one is a phrase FTS5 walks for every query. The
 # first 64 distinct terms say what the query is about.
 MAX_TERMS = 64
+# Longer input is refused before any work: a 1 MB "query" cost seconds of Python outside the
+# search budget and hundreds of MB per concurrent call. A pasted error message or stack frame
+# fits in 4,000 characters; what is past that says nothing the first 64 terms did not.
+MAX_QUERY_CHARS = 4_000
+MAX_QUERY_WORDS = 400
 
 _TOKEN = re.compile(r'"([^"]*)"|(\S+)')
 # NUL ends a string inside SQLite's C code and lone surrogates cannot be encoded as UTF-8:
@@ -34,6 +40,17 @@ class Term:
     @property
     def quoted(self) -> str:
         return '"' + self.text.replace('"', '""') + '"'
+
+
+def check_query(text: str) -> None:
+    """Refuse a query too long to be a search, with a message saying what to do instead."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(f"the query is {len(text):,} characters long, over the limit of {MAX_QUERY_CHARS:,}: "
+                         "search with a few distinctive words or a short part of the error message")
+    words = len(text.split())
+    if words > MAX_QUERY_WORDS:
+        raise QueryError(f"the query has {words:,} words, over the limit of {MAX_QUERY_WORDS:,}: "
+                         "search with a few distinctive words or a short part of the error message")
 
 
 def min_term_length(tokenizer: str) -> int:

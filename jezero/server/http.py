@@ -6,7 +6,14 @@
                        sixth tool to choose from)
 - GET /health          no key, no data: status and version, for monitors
 
-A missing, wrong or revoked key gets 401 on /mcp and on the overview.
+A missing, wrong or revoked key gets 401 on /mcp and on the overview. On a local address both
+refuse a Host or Origin that is not local (DNS rebinding: a web page the user visits must not
+reach the server through the browser). On any other address those checks are off and traffic is
+plain HTTP: `http_server` warns, and the docs say to put a TLS reverse proxy in front.
+
+GET /mcp (the optional server-to-client event stream) answers 405: a read-only server has
+nothing to push, and a stream held open would outlive its key's revocation and hold a
+connection per idle client.
 """
 
 from __future__ import annotations
@@ -19,9 +26,11 @@ from typing import Any
 import anyio
 import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jezero import __version__
 from jezero import query as q
@@ -35,6 +44,38 @@ log = logging.getLogger("jezero.server")
 
 OVERVIEW_DEFAULT_DAYS = 30
 OVERVIEW_MAX_DAYS = 366
+# Every request Jezero serves is a small JSON tool call (a query is at most 4,000 characters);
+# the SDK's default of 4 MiB let a client make the server parse megabytes per request.
+MAX_REQUEST_BYTES = 256 * 1024
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def local_only(host: str) -> TransportSecuritySettings | None:
+    """The Host/Origin check for a server on a local address (None elsewhere): the same lists
+    the SDK would use, given explicitly so /mcp and the overview share them."""
+    if host not in LOCAL_HOSTS:
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*",
+                         "http://127.0.0.1", "http://localhost", "http://[::1]"],
+    )
+
+
+class _NoEventStream:
+    """Answer GET /mcp with 405 (see the module docstring); everything else passes through."""
+
+    def __init__(self, app: ASGIApp, path: str = "/mcp"):
+        self.app, self.path = app, path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"].rstrip("/") == self.path:
+            response = Response("this server sends no event stream; POST requests only", status_code=405,
+                                headers={"Allow": "POST, DELETE"})
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def _unauthorized() -> Response:
@@ -67,6 +108,8 @@ def build_http_app(
     registry = ClientRegistry.from_source(source)
     library = Library(registry.config().library_path(), mode=connections, readers=readers)
     server = build_mcp_server(registry, http=True, library=library)
+    security = local_only(host)
+    origin_check = TransportSecurityMiddleware(security)
 
     @server.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> Response:
@@ -74,6 +117,9 @@ def build_http_app(
 
     @server.custom_route("/api/v1/overview", methods=["GET"])
     async def overview(request: Request) -> Response:
+        refused = await origin_check.validate_request(request)
+        if refused is not None:
+            return refused
         # Custom routes are outside the SDK's auth wrapper, but its middleware has already
         # verified the key (if any) for the whole app: only the check is left to do here.
         user = request.scope.get("user")
@@ -96,7 +142,9 @@ def build_http_app(
             return JSONResponse({"error": str(e)}, status_code=503)
         return JSONResponse(data)
 
-    app = server.streamable_http_app(stateless_http=stateless, json_response=json_response, host=host)
+    app = server.streamable_http_app(stateless_http=stateless, json_response=json_response, host=host,
+                                     transport_security=security, max_request_body_size=MAX_REQUEST_BYTES)
+    app.add_middleware(_NoEventStream)
     _watch_config(app, registry)
     return app
 
@@ -146,6 +194,10 @@ def http_server(
     settings = registry.config().server
     host = host or settings.host
     port = port or settings.port
+    if host not in LOCAL_HOSTS:
+        log.warning("serving on %s: other machines can reach it, over plain HTTP (keys and items travel "
+                    "unencrypted) and without the Host/Origin checks of a local address; put a TLS reverse "
+                    "proxy in front (README, \"Safety and limits\")", host)
     app = build_http_app(registry, host=host, **app_options)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
                             lifespan="on", timeout_graceful_shutdown=3)

@@ -152,6 +152,8 @@ class _Tools:
             raise ToolError("the library does not exist yet on the server: nothing has been ingested") from None
         except apsw.BusyError:
             raise ToolError("the library is busy; try again in a moment") from None
+        except (apsw.NotADBError, apsw.CorruptError):
+            raise ToolError("the library on the server is damaged: tell the person who runs Jezero") from None
         except apsw.InterruptError:
             raise ToolError("the query took too long: use more distinctive words or a filter") from None
 
@@ -204,6 +206,7 @@ def build_mcp_server(
         log_level="WARNING",
         **auth,
     )
+    _tools_only(server)
 
     @server.tool(title="Search past work", description=DESCRIPTIONS["search"], annotations=READ_ONLY)
     def search(
@@ -215,14 +218,15 @@ def build_mcp_server(
         explain: Annotated[bool, Field(description="Add how each score was made up.")] = False,
     ) -> CallToolResult:
         options = tools.options()
-        hits, seconds = tools.run_timed(q.search, query, allowed=tools.allowed(), source=source, project=project,
-                                        since=since, limit=limit, options=options, explain=explain)
+        hits = tools.run(q.search, query, allowed=tools.allowed(), source=source, project=project,
+                         since=since, limit=limit, options=options, explain=explain)
         answer: dict[str, Any] = {"items": [shape.hit(h) for h in hits]}
-        if not hits and seconds * 1000 >= options.time_budget_ms:
-            # The query layer returns nothing when its time budget ran out: that is not "no match",
-            # and the advice to try other words would be wrong.
-            answer["note"] = ("the search ran out of time before finding anything (very common words, or a busy "
-                              "server): try again, add a project, source or since filter, or use rarer words")
+        if getattr(hits, "cut", False):
+            # The work budget ran out: these are the best of what was looked at, or nothing; that
+            # is not "no match", and the advice to try other words would be wrong.
+            answer["cut"] = True
+            answer["note"] = ("the search was cut short by its work budget (very common words): these are the best "
+                              "of what it looked at; add a project, source or since filter, or use rarer words")
         elif not hits:
             answer["note"] = ("no match. Matching is literal: retry with a synonym, the singular, a shorter "
                               "fragment, or fewer words; check filter names with catalog")
@@ -277,6 +281,20 @@ def build_mcp_server(
         return result(shape.fit(answer, "projects", "projects"))
 
     return server
+
+
+# Requests the SDK answers by default for any server. Jezero has no prompts or resources, so it
+# must not advertise them: a client would list them on every connection and show empty menus.
+UNSERVED = ("prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list",
+            "resources/subscribe", "resources/unsubscribe", "subscriptions/listen")
+
+
+def _tools_only(server: MCPServer) -> None:
+    """Drop the handlers Jezero does not serve; the capabilities the server advertises follow
+    from its handlers (tests/test_server_http.py checks what a real client is told)."""
+    handlers = server._lowlevel_server._request_handlers
+    for method in UNSERVED:
+        handlers.pop(method, None)
 
 
 def serve_stdio(

@@ -17,7 +17,9 @@ from typing import Any, Iterable
 
 import apsw
 
+from jezero.private import private_file, private_folder
 from jezero.store.migrations import LATEST, current_version, migrate
+from jezero.store.warnings import acknowledge, record_warnings, unacknowledged_warnings
 
 DEFAULT_TOKENIZER = "trigram remove_diacritics 1"
 # How long a writer or reader waits for a lock held by another connection before giving up.
@@ -32,6 +34,13 @@ class StoreError(Exception):
 
 class TokenizerMismatch(StoreError):
     pass
+
+
+def library_failure(e: BaseException) -> bool:
+    """Whether `e` says the library file itself cannot be used (damaged, read-only, disk full,
+    I/O): then no connector can write, and the run stops instead of trying each one."""
+    return isinstance(e, (apsw.NotADBError, apsw.CorruptError, apsw.ReadOnlyError, apsw.CantOpenError,
+                          apsw.FullError, apsw.IOError, apsw.PermissionsError))
 
 
 def format_time(dt: datetime) -> str:
@@ -120,7 +129,8 @@ class Store:
 
     def __init__(self, path: str | os.PathLike, tokenizer: str = DEFAULT_TOKENIZER, *, migrate_to: int = LATEST):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.path.parent)
+        private_file(self.path)  # SQLite gives its -wal and -shm files the library's mode
         self.db = apsw.Connection(str(self.path))
         _configure(self.db)
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -181,6 +191,7 @@ class Store:
 
     def record_run(self, name: str, *, error: str | None, warnings: list[str], ok: bool) -> None:
         now = now_text()
+        record_warnings(self.db, name, warnings, now)
         with self.db:
             self.db.execute(
                 """INSERT INTO connector_state(name, last_run_at, last_success_at, last_error, warnings)
@@ -188,7 +199,7 @@ class Store:
                    ON CONFLICT(name) DO UPDATE SET last_run_at=excluded.last_run_at,
                      last_success_at=COALESCE(excluded.last_success_at, connector_state.last_success_at),
                      last_error=excluded.last_error, warnings=excluded.warnings""",
-                (name, now, now if ok else None, error, json.dumps(warnings)),
+                (name, now, now if ok else None, error, json.dumps(warnings[:200])),
             )
 
     # -- items -------------------------------------------------------------------------------
@@ -211,11 +222,16 @@ class Store:
         connector: str | None = None,
         cursor: dict[str, Any] | None = None,
         delete_uids: Iterable[str] = (),
+        calls: Iterable[dict[str, Any]] = (),
     ) -> list[int]:
-        """Upsert items, their FTS rows and the connector's cursor entries in one transaction."""
+        """Upsert items, their FTS rows and the connector's cursor entries in one transaction,
+        with the summarizer calls that made them (`record_call`'s keywords): a crash leaves
+        neither, so the call log never lists a paid call whose items were lost."""
         ids = []
         now = now_text()
         with self.db:
+            for call in calls:
+                self.record_call(**call)
             for uid in delete_uids:
                 self._delete(uid)
             for it in items:
@@ -282,10 +298,17 @@ class Store:
                 (item_id, *fts_row(row[0], row[1], json.loads(row[2]), json.loads(row[3]), project)),
             )
 
+    def unacknowledged_warnings(self, connector: str | None = None) -> list[dict[str, Any]]:
+        return unacknowledged_warnings(self.db, connector)
+
+    def acknowledge_warnings(self, **which) -> int:
+        """See jezero.store.warnings.acknowledge: ids=, match=, connector=, everything=."""
+        return acknowledge(self.db, now=now_text(), **which)
+
     def record_call(self, *, run_id: str, source: str | None, uid: str | None, summarizer: str, model: str | None,
                     input_tokens: int, output_tokens: int, cost_usd: float | None, ok: bool,
                     error: str | None = None) -> None:
-        with self.db:
+        with self.db:  # a savepoint when called inside write()
             self.db.execute(
                 """INSERT INTO summarizer_calls(run_id, at, source, uid, summarizer, model, input_tokens,
                    output_tokens, cost_usd, ok, error) VALUES(?,?,?,?,?,?,?,?,?,?,?)""",

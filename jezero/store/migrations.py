@@ -96,7 +96,33 @@ def _v4(db, tokenizer: str) -> None:
     db.execute("CREATE INDEX items_project_source_time ON items(project, source, occurred_at)")
 
 
-MIGRATIONS = [_v1, _v2, _v3, _v4]  # index + 1 = the version it produces
+def _v5(db, tokenizer: str) -> None:
+    """Held for branch `messages` (its migration 5); nothing here. When the branches merge, its
+    _v5 takes this place and _v6 below stays as it is: _v6 does not depend on _v5."""
+
+
+def _v6(db, tokenizer: str) -> None:
+    """Warnings kept until acknowledged (jezero.store.warnings): one row per connector and
+    message, so a warning seen again is counted, not repeated, and an admin's acknowledgement
+    sticks. IF NOT EXISTS: the same table whatever order the branches' migrations ran in."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS warnings(
+            id INTEGER PRIMARY KEY,
+            connector TEXT NOT NULL,
+            message TEXT NOT NULL,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL,
+            runs INTEGER NOT NULL DEFAULT 1,
+            acknowledged_at TEXT,             -- NULL until an admin acknowledges it
+            UNIQUE(connector, message)
+        );
+        CREATE INDEX IF NOT EXISTS warnings_open ON warnings(acknowledged_at, last_seen);
+        """
+    )
+
+
+MIGRATIONS = [_v1, _v2, _v3, _v4, _v5, _v6]  # index + 1 = the version it produces
 LATEST = len(MIGRATIONS)
 
 

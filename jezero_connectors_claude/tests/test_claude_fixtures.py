@@ -418,7 +418,8 @@ def test_empty_and_metadata_only_files_are_yielded_empty(tmp_path, context):
     assert all(s.ended_at is not None for s in sessions)  # the file's mtime when nothing is dated
 
 
-def test_vanished_file_is_skipped_silently_and_unreadable_one_is_warned(tmp_path, context, monkeypatch):
+def test_vanished_file_and_unreadable_one_are_skipped_with_a_warning(tmp_path, context, monkeypatch):
+    # A file gone mid-run is said, like the codex connector does (issue 10), not silent.
     from jezero_connectors_claude import connector as connector_module
     from jezero_connectors_claude.store import TranscriptFile
 
@@ -426,7 +427,8 @@ def test_vanished_file_is_skipped_silently_and_unreadable_one_is_warned(tmp_path
     c = build({"path": str(tmp_path)}, context)
     gone = TranscriptFile(path.with_name("gone.jsonl"), f"{PROJECT}/gone.jsonl", agent=False)
     assert list(c._read_file(gone, {})) == []
-    assert context.warned == []
+    assert len(context.warned) == 1 and "gone.jsonl: removed while the run was reading" in context.warned[0]
+    context.warned.clear()
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")

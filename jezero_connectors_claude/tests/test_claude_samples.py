@@ -166,3 +166,16 @@ def test_store_root_and_projects_folder_are_the_same(samples, context):
     a = [s.id for s in read_all(samples, context)]
     b = [s.id for s in read_all(samples / "projects", context)]
     assert a == b
+
+
+def test_newest_2_1_332_record_types_are_known_not_warned(samples, context):
+    """C5-C7 (Claude Code 2.1.197 and 2.1.332): api-request, api-request-shape,
+    api-request-blob, tools-used and cost-state are understood, not reported (issue 10)."""
+    newest = samples.parent / "newest" / "claude"
+    if not newest.is_dir():
+        import pytest
+
+        pytest.skip(f"newest samples not found at {newest}")
+    sessions = read_all(newest, context)
+    assert len(sessions) == 3 and all(s.blocks for s in sessions)
+    assert [w for s in sessions for w in s.warnings] == [] and context.warned == []

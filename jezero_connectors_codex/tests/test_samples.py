@@ -125,3 +125,17 @@ def test_unchanged_samples_are_not_yielded_again(sessions):
     connector = plugins.connector_types()["codex"].build({"path": str(CODEX_HOME)}, ConnectorContext("samples", print))
     cursor = {s.cursor_key: json.loads(json.dumps(s.cursor_value)) for s in sessions.values()}
     assert list(connector.read(cursor)) == []
+
+
+def test_newest_0_171_rollouts_warn_about_nothing():
+    """X3 + X4 (Codex 0.171): the event thread_settings_applied is known, not warned (issue 10)."""
+    from jezero.models import ConnectorContext
+    from jezero_connectors_codex import build
+
+    newest = SAMPLES / "newest" / "codex"
+    if not newest.is_dir():
+        pytest.skip(f"newest samples not found at {newest}")
+    warned: list[str] = []
+    sessions = list(build({"path": str(newest)}, ConnectorContext("codex-test", warned.append)).read({}))
+    assert len(sessions) == 2 and all(s.blocks for s in sessions)
+    assert [w for s in sessions for w in s.warnings] == [] and warned == []

@@ -62,6 +62,7 @@ class ClaudeConnector:
         try:
             sig = file_signature(tf.path)
         except FileNotFoundError:
+            self.context.warn(vanished(tf.path))
             return
         except OSError as e:
             self.context.warn(f"cannot read {tf.path}: {e.strerror or e}")
@@ -70,8 +71,9 @@ class ClaudeConnector:
             return
         try:
             read = read_transcript(tf.path, split_sidechains=not tf.agent, label=str(tf.path))
-        except FileNotFoundError:
-            return  # removed mid-scan (retention, archiving): nothing to read
+        except FileNotFoundError:  # removed mid-scan (retention, archiving): nothing to read
+            self.context.warn(vanished(tf.path))
+            return
         except OSError as e:
             self.context.warn(f"cannot read {tf.path}: {e.strerror or e}")
             return
@@ -79,6 +81,12 @@ class ClaudeConnector:
         for session in sessions:
             if cursor.get(session.cursor_key) != session.cursor_value:
                 yield session
+
+
+def vanished(path: Path) -> str:
+    # Said, not silent: a file the walk listed is gone before it was read; if it comes back, the
+    # next run reads it (its cursor did not move).
+    return f"{path}: removed while the run was reading the store (retention or archiving?); skipped"
 
 
 def _unchanged(cursor: dict[str, Any], key: str, sig: list[int]) -> bool:

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from jezero.ingest.files import clip, parse_time, read_jsonl, strip_ansi
+from jezero.ingest.files import JsonlStream, clip, parse_time, strip_ansi
 from jezero.models import Block
 
 from jezero_connectors_claude.render import (
@@ -36,6 +36,10 @@ METADATA_TYPES = {
     "agent-name", "agent-color", "agent-setting", "tag", "pr-link", "frame-link",
     "worktree-state", "relocated", "bridge-session", "atis-latch", "started", "result",
     "cost-state",
+    # 2.1.332: what each model call sent (params, hashes of the message blobs, the system prompt
+    # and tool list, the blobs themselves) and which tools ran. The conversation is on the
+    # user/assistant lines already; these only repeat it for the API.
+    "api-request", "api-request-shape", "api-request-blob", "tools-used",
 }
 CONVERSATION_TYPES = {"user", "assistant", "system"}
 KNOWN_TYPES = CONVERSATION_TYPES | METADATA_TYPES
@@ -129,12 +133,13 @@ def read_transcript(path: str | Path, *, split_sidechains: bool = True, label: s
     threads of their own; a sub-agent file is read as one thread. `label` names the file in
     warnings (default: the path). OSError (the file vanished, cannot be read) propagates."""
     path = Path(path)
-    data = read_jsonl(path)
+    lines = JsonlStream(path)
     reader = _FileReader(label or str(path), split_sidechains)
-    for number, rec in data.records:
-        reader.record(number, rec)
-    reader.finish(data.bad_lines)
-    return TranscriptRead(path, data.consumed, reader.main, list(reader.sidechains.values()))
+    for number, rec in lines:
+        if rec is not None:
+            reader.record(number, rec)
+    reader.finish(lines.bad_lines)
+    return TranscriptRead(path, lines.consumed, reader.main, list(reader.sidechains.values()))
 
 
 class _FileReader:

@@ -9,7 +9,6 @@ A first-generation document may add `"covers": {key: sig}` for the snapshots it 
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 from collections import defaultdict
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any, Iterator
 
 import zstandard
 
-from jezero.ingest.files import expand, file_signature, read_jsonl
+from jezero.ingest.files import JsonlStream, expand, file_signature
 from jezero.models import ConnectorContext, Session
 
 from . import legacy, reader, store
@@ -62,7 +61,8 @@ class CodexConnector:
                 records = None
                 if ref is not None and not ref.document:
                     try:
-                        records = [obj for _, obj in read_jsonl(ref.path, stream=io.BytesIO(store.load(ref))).records]
+                        with store.open_bytes(ref) as f:
+                            records = [obj for _, obj in JsonlStream(ref.path, f) if obj is not None]
                     except (OSError, zstandard.ZstdError):
                         records = None
                 parents[parent_id] = records
@@ -80,27 +80,34 @@ class CodexConnector:
     def _rollout(self, ref: store.RolloutFile, sig: list[int], state: Any, names: dict, parent_records) -> Session | None:
         if _same_file(ref, sig, state):
             return None
+        # Two passes over the file, never all of it in memory (a rollout can be hundreds of MB):
+        # its digest first (nothing new: nothing to parse), then its lines up to that point.
         try:
-            data = store.load(ref)
+            size, consumed, digest = store.complete_lines_digest(ref)
+            if consumed == 0:
+                return None  # empty, or its first line is still being written
+            if isinstance(state, dict) and state.get("bytes") == consumed and state.get("sha256") == digest:
+                return None  # touched, moved or recompressed, but nothing new
+            with store.open_bytes(ref) as f:
+                try:
+                    session = reader.read_rollout(
+                        str(ref.path), JsonlStream(ref.path, f, limit=consumed),
+                        fallback_id=ref.key, thread_names=names, parent_records=parent_records,
+                    )
+                except (OSError, zstandard.ZstdError):
+                    raise
+                except Exception as e:  # a reader bug must not stop the other files
+                    self.context.warn(f"codex: {ref.path}: cannot parse: {type(e).__name__}: {e}")
+                    return None
+        except FileNotFoundError:
+            self.context.warn(f"codex: {ref.path}: removed while the run was reading the store (retention or "
+                              "archiving?); skipped")
+            return None
         except (OSError, zstandard.ZstdError) as e:
             self.context.warn(f"codex: {ref.path}: cannot read: {e}")
             return None
-        consumed = data.rfind(b"\n") + 1
-        if consumed == 0:
-            return None  # empty, or its first line is still being written
-        digest = hashlib.sha256(data[:consumed]).hexdigest()
-        if isinstance(state, dict) and state.get("bytes") == consumed and state.get("sha256") == digest:
-            return None  # touched, moved or recompressed, but nothing new
-        try:
-            session = reader.read_rollout(
-                str(ref.path), read_jsonl(ref.path, stream=io.BytesIO(data)),
-                fallback_id=ref.key, thread_names=names, parent_records=parent_records,
-            )
-        except Exception as e:  # a reader bug must not stop the other files
-            self.context.warn(f"codex: {ref.path}: cannot parse: {type(e).__name__}: {e}")
-            return None
         session.cursor_key = ref.key
-        session.cursor_value = {"sig": sig, "size": len(data), "bytes": consumed, "sha256": digest}
+        session.cursor_value = {"sig": sig, "size": size, "bytes": consumed, "sha256": digest}
         return session
 
     def _documents(self, docs: list[tuple[store.RolloutFile, list[int]]], cursor: dict, names: dict) -> Iterator[Session]:

@@ -7,12 +7,13 @@ by their text within a short window of records, tool results by `call_id`."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from datetime import datetime
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
-from jezero.ingest.files import JsonlRead, clip, parse_time
+from jezero.ingest.files import JsonlRead, JsonlStream, clip, parse_time
 from jezero.models import TITLE_MAX_CHARS, Block, Session
 
 from . import render
@@ -47,6 +48,7 @@ KNOWN_EVENTS = {
     "shutdown_complete", "get_history_entry_response", "mcp_list_tools_response",
     "list_custom_prompts_response", "conversation_path", "user_shell_command",
     "request_user_input", "deprecation_notice", "model_reroute",
+    "thread_settings_applied",  # 0.171: the thread's model/sandbox settings, no conversation
 }
 KNOWN_EVENT_PREFIXES = ("collab_", "dynamic_tool_call", "realtime_", "guardian_", "raw_")
 
@@ -438,28 +440,44 @@ def copied_prefix(records: list[tuple[int, dict]], parent_records: Callable[[str
 
 def read_rollout(
     path: str,
-    jsonl: JsonlRead,
+    jsonl: JsonlRead | JsonlStream,
     *,
     fallback_id: str,
     thread_names: dict[str, str] | None = None,
     parent_records: Callable[[str], list[dict] | None] | None = None,
 ) -> Session:
-    """A Session from the complete lines of a JSONL rollout (envelope or bare lines)."""
+    """A Session from the complete lines of a JSONL rollout (envelope or bare lines). A
+    `JsonlStream` is read one line at a time, unless the rollout is a fork: finding its copy of
+    the parent's history needs its records side by side."""
     parser = RolloutParser(path, thread_names=thread_names)
-    copied = copied_prefix(jsonl.records, parent_records) if parent_records is not None else set()
-    bad = iter(sorted(jsonl.bad_lines))
-    next_bad = next(bad, None)
-    for line, obj in jsonl.records:
-        while next_bad is not None and next_bad < line:
-            parser.bad_line(next_bad)
-            next_bad = next(bad, None)
-        if line in copied:
-            continue
-        parser.feed(line, obj)
-    while next_bad is not None:
-        parser.bad_line(next_bad)
-        next_bad = next(bad, None)
+    lines = _in_order(jsonl) if isinstance(jsonl, JsonlRead) else iter(jsonl)
+    copied: set[int] = set()
+    if parent_records is not None:
+        head = list(itertools.islice(lines, 1))
+        if head and head[0][1] is not None and _may_be_fork(head[0][1]):
+            rest = list(lines)
+            copied = copied_prefix([(n, o) for n, o in head + rest if o is not None], parent_records)
+            lines = iter(head + rest)
+        else:
+            lines = itertools.chain(head, lines)
+    for line, obj in lines:
+        if obj is None:
+            parser.bad_line(line)
+        elif line not in copied:
+            parser.feed(line, obj)
     return parser.session(fallback_id)
+
+
+def _in_order(jsonl: JsonlRead) -> Iterator[tuple[int, dict | None]]:
+    """A JsonlRead's records and bad lines in file order, bad lines as (number, None)."""
+    merged = [*jsonl.records, *((n, None) for n in jsonl.bad_lines)]
+    return iter(sorted(merged, key=lambda e: e[0]))
+
+
+def _may_be_fork(first: dict) -> bool:
+    meta = first.get("payload") if first.get("type") == "session_meta" else None
+    return isinstance(meta, dict) and any(
+        isinstance(v, str) and v for v in (meta.get("forked_from_id"), meta.get("parent_thread_id"), parent_of(meta)))
 
 
 def read_document(path: str, doc: dict, *, fallback_id: str, thread_names: dict[str, str] | None = None) -> Session:

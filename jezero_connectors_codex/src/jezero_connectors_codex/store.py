@@ -7,12 +7,16 @@ documents. One file per rollout identity wins: active over archived, plain over 
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 import zstandard
 
@@ -83,6 +87,38 @@ def load(ref: RolloutFile) -> bytes:
             return f.read()
         with zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as reader:
             return reader.read()
+
+
+@contextmanager
+def open_bytes(ref: RolloutFile) -> Iterator[BinaryIO]:
+    """The file's (decompressed) bytes as a stream, to read line by line without holding the
+    file in memory. Raises OSError or zstandard.ZstdError."""
+    with open(ref.path, "rb") as f:
+        if not ref.compressed:
+            yield f
+            return
+        with zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as reader:
+            yield io.BufferedReader(reader, buffer_size=1 << 20)
+
+
+def complete_lines_digest(ref: RolloutFile) -> tuple[int, int, str]:
+    """(size, bytes up to the last newline, SHA-256 of those bytes), read in chunks: how the
+    cursor tells a file with new lines from one only touched, moved or recompressed."""
+    digest = hashlib.sha256()
+    size = consumed = 0
+    pending = bytearray()  # bytes after the last newline so far
+    with open_bytes(ref) as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            size += len(chunk)
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                pending += chunk
+                continue
+            digest.update(pending)
+            digest.update(chunk[: cut + 1])
+            consumed = size - (len(chunk) - cut - 1)
+            pending = bytearray(chunk[cut + 1:])
+    return size, consumed, digest.hexdigest()
 
 
 def declared_size(ref: RolloutFile) -> int | None:

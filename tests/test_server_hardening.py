@@ -1,0 +1,70 @@
+"""The HTTP server against a hostile page, a hostile client and a revoked key (issue 10, part of
+defect 7): the overview checks Host and Origin like /mcp; no event stream outlives a key; bodies
+are bounded; no capabilities advertised that the server lacks; a public address warns."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx2
+import pytest
+from mcp import Client
+
+from jezero.server import build_mcp_server, http_server
+from jezero.server.http import MAX_REQUEST_BYTES
+from test_server_http import KEYS, client_block, raw_initialize, running  # noqa: F401 (fixture)
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def _auth(extra: dict | None = None) -> dict:
+    return {"Authorization": f"Bearer {KEYS['laptop']}", **(extra or {})}
+
+
+def test_the_overview_refuses_a_foreign_host_or_origin(running):  # noqa: F811
+    url = running.base + "/api/v1/overview"
+    assert httpx2.get(url, headers=_auth()).status_code == 200
+    assert httpx2.get(url, headers=_auth({"Host": "evil.example"})).status_code == 421
+    assert httpx2.get(url, headers=_auth({"Origin": "http://evil.example"})).status_code == 403
+    local_page = _auth({"Origin": running.base})
+    assert httpx2.get(url, headers=local_page).status_code == 200
+
+
+def test_no_event_stream_is_opened_so_none_outlives_a_revoked_key(running):  # noqa: F811
+    headers = _auth({"Accept": "text/event-stream"})
+    r = httpx2.get(running.mcp, headers=headers, timeout=5)
+    assert r.status_code == 405
+    assert raw_initialize(running.mcp, KEYS["laptop"]).status_code == 200  # POST still works
+
+
+def test_an_oversized_body_is_refused_before_it_is_parsed(running):  # noqa: F811
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "' \
+        + b"x" * (MAX_REQUEST_BYTES + 10) + b'"}}}'
+    headers = _auth({"Accept": "application/json, text/event-stream", "Content-Type": "application/json"})
+    r = httpx2.post(running.mcp, content=body, headers=headers, timeout=10)
+    assert r.status_code == 413
+
+
+@pytest.mark.anyio
+async def test_only_the_tools_capability_is_advertised(tmp_path):
+    from jezero.config import Config
+
+    async with Client(build_mcp_server(Config.model_validate({"storage": {"path": str(tmp_path / "l")}}))) as c:
+        caps = c.server_capabilities
+        assert caps.tools is not None
+        assert caps.prompts is None and caps.resources is None
+
+
+def test_a_public_address_warns_about_tls(tmp_path, caplog):
+    config = tmp_path / "c.toml"
+    config.write_text(f'[storage]\npath = "{tmp_path / "l.sqlite3"}"\n')
+    with caplog.at_level(logging.WARNING, logger="jezero.server"):
+        http_server(str(config), "0.0.0.0", 9)
+    assert any("TLS reverse proxy" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="jezero.server"):
+        http_server(str(config), "127.0.0.1", 9)
+    assert not any("TLS" in r.getMessage() for r in caplog.records)
