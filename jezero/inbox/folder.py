@@ -49,14 +49,17 @@ def check_project(value: str) -> str:
     return value
 
 
-def _folder(base: Path, names: list[str]) -> Path:
-    """`base/names...`, creating missing folders (0700); refuses a symlink or a file on the way."""
+def _folder(base: Path, names: list[str], *, create: bool = True) -> Path:
+    """`base/names...`, creating missing folders (0700) unless `create` is False; refuses a symlink
+    or a file on the way."""
     current = base
     for name in names:
         current = current / name
         try:
             st = os.lstat(current)
         except FileNotFoundError:
+            if not create:
+                return current  # nothing further down exists either
             try:
                 os.mkdir(current, FOLDER_MODE)
                 continue
@@ -113,32 +116,35 @@ class DeviceFolder:
         self.device = device
         self.path = inbox / device
 
-    def prepare(self) -> Path:
-        ensure_private_folder(self.inbox)
+    def prepare(self, *, create: bool = True) -> Path:
         if os.path.islink(self.path):
             raise Refused(409, "the device folder is a symlink on the server: refused, not followed")
-        self.path.mkdir(mode=FOLDER_MODE, exist_ok=True)
+        if create:
+            ensure_private_folder(self.inbox)
+            self.path.mkdir(mode=FOLDER_MODE, exist_ok=True)
         return self.path
 
-    def target_folder(self, names: list[str]) -> Path:
-        folder = _folder(self.prepare(), names)
-        if not _inside(folder, self.path):
+    def target_folder(self, names: list[str], *, create: bool = True) -> Path:
+        folder = _folder(self.prepare(create=create), names, create=create)
+        if create and not _inside(folder, self.path):
             raise Refused(400, "path leads outside the device folder")
         return folder
 
     def receive(self, agent: str, parts: list[str], max_bytes: int) -> Upload:
-        folder = self.target_folder([agent, *parts[:-1]])
-        target = folder / parts[-1]
+        """Check the way to the target without creating anything; the upload creates its folders
+        only once its first bytes passed the checks."""
+        self.target_folder([agent, *parts[:-1]], create=False)
+        target = self.path / agent / Path(*parts)
         try:
             st = os.lstat(target)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             pass
         else:
             if stat.S_ISLNK(st.st_mode):
                 raise Refused(400, f"{parts[-1]!r} is a symlink in the device folder: refused, not followed")
             if not stat.S_ISREG(st.st_mode):
                 raise Refused(409, f"{parts[-1]!r} exists in the device folder and is not a file")
-        return Upload(target, max_bytes)
+        return Upload(lambda: self.target_folder([agent, *parts[:-1]]) / parts[-1], max_bytes)
 
     def write_hint(self, agent: str, parts: list[str], project: str) -> None:
         """Keep the project the device resolved for this file, for the inbox connector."""
@@ -150,22 +156,42 @@ class DeviceFolder:
                 return
         except OSError:
             pass
-        upload = Upload(target, len(data))
+        upload = Upload(lambda: target, len(data))
         upload.write(data)
         upload.finish()
 
 
 class Upload:
-    """One file being received: a hidden temporary file beside the target, hashed as written."""
+    """One file being received, hashed as it arrives. The first SPOOL_BYTES stay in memory, so a
+    body refused early (empty, oversize, of the wrong kind) never touches the disk; past that, or
+    at the end, the target's folders are made and the bytes go to a hidden temporary file beside
+    the target."""
 
-    def __init__(self, target: Path, max_bytes: int):
-        self.target = target
+    SPOOL_BYTES = 1 << 20
+
+    def __init__(self, locate, max_bytes: int):
+        self._locate = locate  # () -> the target path, its folders made
         self.max_bytes = max_bytes
         self.size = 0
         self._hash = hashlib.sha256()
-        self.partial = target.with_name(f"{PARTIAL_PREFIX}{secrets.token_hex(8)}.part")
+        self._spool: list[bytes] = []
+        self._fd: int | None = None
+        self.target: Path | None = None
+        self.partial: Path | None = None
+
+    def _open(self) -> None:
+        self.target = self._locate()
+        self.partial = self.target.with_name(f"{PARTIAL_PREFIX}{secrets.token_hex(8)}.part")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-        self._fd: int | None = os.open(self.partial, flags, FILE_MODE)
+        self._fd = os.open(self.partial, flags, FILE_MODE)
+        spooled, self._spool = b"".join(self._spool), []
+        self._write(spooled)
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
 
     def write(self, chunk: bytes) -> None:
         if self.size + len(chunk) > self.max_bytes:
@@ -173,14 +199,22 @@ class Upload:
             raise Refused(413, f"body larger than the inbox's cap of {self.max_bytes} bytes ([inbox] max_upload_mb)")
         self.size += len(chunk)
         self._hash.update(chunk)
-        view = memoryview(chunk)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        if self._fd is not None:
+            self._write(chunk)
+            return
+        self._spool.append(bytes(chunk))
+        if self.size > self.SPOOL_BYTES:
+            self._open()
 
     def finish(self) -> Stored:
         """Flush and rename over the target, or drop the copy when the target has these bytes."""
         digest = self._hash.hexdigest()
+        if self._fd is None:  # all of it in memory: compare before writing anything
+            self.target = self._locate()
+            if _same_content(self.target, self.size, digest):
+                self._spool = []
+                return Stored(self.target, self.size, digest, changed=False)
+            self._open()
         try:
             os.fsync(self._fd)
         finally:
@@ -195,13 +229,15 @@ class Upload:
         return Stored(self.target, self.size, digest, changed=True)
 
     def abort(self) -> None:
+        self._spool = []
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        try:
-            os.unlink(self.partial)
-        except FileNotFoundError:
-            pass
+        if self.partial is not None:
+            try:
+                os.unlink(self.partial)
+            except FileNotFoundError:
+                pass
 
 
 def read_hint(agent_folder: Path, relative: str) -> str | None:
