@@ -120,8 +120,14 @@ def test_a_device_uploads_its_sessions_and_its_agents_read_them(tmp_path, run_cl
         # Revoked: the key stops working within a second on the running server.
         assert jezero("device", "revoke", "laptop").returncode == 0
         grown = laptop.codex / sorted(CODEX_FILES)[0].partition("/")[2]
-        with open(grown, "a") as f:
-            f.write('{"type":"event_msg","payload":{"type":"agent_message","message":"one more line"}}\n')
-        wait_for(lambda: laptop.client("upload", "--wait").returncode == 2)
+
+        def upload_refused() -> bool:
+            # A new line before every try: an upload that raced the reload and got through leaves
+            # the next try something to send.
+            with open(grown, "a") as f:
+                f.write('{"type":"event_msg","payload":{"type":"agent_message","message":"one more line"}}\n')
+            return laptop.client("upload", "--wait").returncode == 2
+
+        wait_for(upload_refused)
         assert (inbox / sorted(CODEX_FILES)[0]).read_bytes() != grown.read_bytes()
         assert laptop.client("status").returncode == 1

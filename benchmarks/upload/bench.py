@@ -10,6 +10,10 @@ would. Measured per round:
              bytes and keeps its files untouched (the worst case of a lost client state)
 - nothing:   nothing changed on the devices: each only looks at its store and sends nothing
 
+The same uploads are also made without the client processes (20 threads in the benchmark, one
+keep-alive connection each, the core's own Connection class), which leaves out what the devices
+spend starting Python and reading their stores: that is the server's own throughput.
+
 Throughput is the bytes (and files) sent, over the wall time from the first process start to the
 last exit. The server's memory is its resident set (VmRSS, sampled every 20 ms; VmHWM at the end).
 
@@ -95,6 +99,49 @@ def upload_all(devices: list[Device], pid: int) -> tuple[float, int]:
     return seconds, sampler.peak
 
 
+def load_core():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("jezero_client_core", CLIENT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def put_all_threads(devices: list[Device], base: str, pid: int) -> tuple[float, int]:
+    """Every device's files PUT from a thread of its own; (wall seconds, peak server RSS in KB)."""
+    core = load_core()
+    jobs = []
+    for d in devices:
+        key = (d.home / "device.key").read_text().strip()
+        jobs.append((key, [(rel, path.read_bytes()) for rel, path in core.store_files("claude", d.claude)]))
+    failures = []
+
+    def run(key, files):
+        conn = core.Connection(base)
+        for rel, body in files:
+            status, _, data = conn.request("PUT", f"/inbox/v1/claude/{rel}", body=body, headers={
+                "Authorization": "Bearer " + key, "Content-Type": "application/octet-stream"})
+            if status != 200:
+                failures.append((status, data))
+        conn.close()
+
+    sampler = Sampler(pid)
+    sampler.start()
+    start = time.perf_counter()
+    threads = [threading.Thread(target=run, args=job) for job in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - start
+    sampler.stop.set()
+    sampler.join()
+    if failures:
+        raise SystemExit(f"uploads failed: {failures[:3]}")
+    return seconds, sampler.peak
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--devices", type=int, default=20)
@@ -103,7 +150,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
-    results: dict[str, list] = {"new": [], "unchanged": [], "nothing": []}
+    results: dict[str, list] = {"new": [], "unchanged": [], "nothing": [], "http new": [], "http unchanged": []}
     peaks: dict[str, list] = {k: [] for k in results}
     with tempfile.TemporaryDirectory(prefix="jezero-upload-bench-") as tmp:
         root = Path(tmp)
@@ -134,16 +181,21 @@ def main() -> None:
                 seconds, peak = upload_all(devices, server.pid)
                 results["nothing"].append(seconds)
                 peaks["nothing"].append(peak)
+                shutil.rmtree(root / "server" / "inbox", ignore_errors=True)
+                for kind in ("http new", "http unchanged"):
+                    seconds, peak = put_all_threads(devices, server.base, server.pid)
+                    results[kind].append(seconds)
+                    peaks[kind].append(peak)
             hwm = rss_kb(server.pid, "VmHWM")
 
     mb = total / 1e6
     print(f"{args.devices} devices x {args.files} files x ~{args.kb} KB = {files} files, {mb:.1f} MB; "
           f"{args.rounds} rounds, medians; server RSS before uploads {baseline / 1024:.0f} MB")
-    print(f"{'round':<10} {'wall s':>8} {'MB/s':>8} {'files/s':>9} {'peak RSS MB':>12}")
+    print(f"{'round':<15} {'wall s':>8} {'MB/s':>8} {'files/s':>9} {'peak RSS MB':>12}")
     for kind in results:
         s = statistics.median(results[kind])
         sent_mb = mb if kind != "nothing" else 0.0
-        print(f"{kind:<10} {s:8.2f} {sent_mb / s:8.1f} {(files if kind != 'nothing' else 0) / s:9.1f} "
+        print(f"{kind:<15} {s:8.2f} {sent_mb / s:8.1f} {(files if kind != 'nothing' else 0) / s:9.1f} "
               f"{statistics.median(peaks[kind]) / 1024:12.0f}")
     print(f"server VmHWM over the whole run: {hwm / 1024:.0f} MB")
 

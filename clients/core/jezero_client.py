@@ -507,10 +507,11 @@ class _Exactly:
     """A file read up to the size it had when it was looked at (an agent may be appending)."""
 
     def __init__(self, f, size: int):
-        self.f, self.left = f, size
+        self.f, self.size, self.left = f, size, size
 
-    def seek(self, _offset: int) -> None:
+    def seek(self, _offset: int) -> None:  # from the start again, for a retried request
         self.f.seek(0)
+        self.left = self.size
 
     def read(self, n: int = -1) -> bytes:
         if self.left <= 0:
@@ -704,7 +705,7 @@ class Bridge:
         for answer in answers:
             if isinstance(answer, dict) and isinstance(answer.get("result"), dict):
                 version = answer["result"].get("protocolVersion")
-                if isinstance(version, str) and message.get("method") == "initialize":
+                if isinstance(version, str) and isinstance(message, dict) and message.get("method") == "initialize":
                     self.protocol_version = version
             self.write(answer)
 
