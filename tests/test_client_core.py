@@ -8,13 +8,11 @@ import ast
 import hashlib
 import importlib.util
 import json
-import os
 import shutil
 import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest

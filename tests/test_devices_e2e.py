@@ -39,7 +39,9 @@ def anyio_backend():
 def uploaded(folder) -> set[str]:
     if not folder.exists():
         return set()
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and "/." not in "/" + p.relative_to(folder).as_posix()}
+    """The files stored for a device, leaving out the hidden ones (project hints)."""
+    found = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    return {f for f in found if "/." not in "/" + f}
 
 
 def test_a_device_uploads_its_sessions_and_its_agents_read_them(tmp_path, run_cli):

@@ -762,7 +762,8 @@ def cmd_bridge(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="jezero_client.py", description="Jezero's client: device key, uploads, MCP bridge.")
+    parser = argparse.ArgumentParser(prog="jezero_client.py",
+                                     description="Jezero's client: device key, uploads, MCP bridge.")
     parser.add_argument("--version", action="version", version=VERSION)
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("init", help="make this device's key and print the line that approves it")
