@@ -123,6 +123,17 @@ class ClientConfig(_Section):
     upload: bool = False
 
 
+class InboxConfig(_Section):
+    path: str | None = None  # default: an `inbox` folder beside the library
+    # Far above any real session file (the longest Claude Code sessions reach tens of MB), low
+    # enough that a runaway device cannot fill the server's disk in one request.
+    max_upload_mb: float = Field(128.0, gt=0, le=16384)
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return int(self.max_upload_mb * 1024 * 1024)
+
+
 class ServerConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
@@ -135,6 +146,7 @@ class Config(_Section):
     ingest: IngestConfig = IngestConfig()
     projects: ProjectsConfig = ProjectsConfig()
     server: ServerConfig = ServerConfig()
+    inbox: InboxConfig = InboxConfig()
     connectors: list[ConnectorConfig] = []
     clients: list[ClientConfig] = []
 
@@ -152,6 +164,15 @@ class Config(_Section):
                 p = self._path.parent / p
             return p
         return default_data_dir() / "library.sqlite3"
+
+    def inbox_path(self) -> Path:
+        """Where devices' uploads are kept: `[inbox] path`, else `inbox/` beside the library."""
+        if self.inbox.path:
+            p = Path(os.path.expandvars(self.inbox.path)).expanduser()
+            if not p.is_absolute() and self._path is not None:
+                p = self._path.parent / p
+            return p
+        return self.library_path().parent / "inbox"
 
     def connector(self, name: str) -> ConnectorConfig:
         for c in self.connectors:

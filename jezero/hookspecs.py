@@ -35,4 +35,4 @@ def register_summarizers(register):
 def resolve_project(hints):
     """Name the project of a session from `hints` (a ProjectHints), or return None to let the next
     resolver answer. The first non-None answer wins: configured path rules run first, built-in
-    fallbacks (git repository, common roots, device, summarizer guess, default) run last."""
+    fallbacks (git repository, device, common roots, summarizer guess, default) run last."""

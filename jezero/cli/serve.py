@@ -32,7 +32,7 @@ def _configure_logging(level: str) -> None:
 
 @app.command()
 def serve(
-    transport: Annotated[Transport, typer.Option("--transport", "-t", help="stdio: one local agent, no key. http: MCP at /mcp for any number of agents with client keys, plus /api/v1/overview and /health.")] = Transport.http,
+    transport: Annotated[Transport, typer.Option("--transport", "-t", help="stdio: one local agent, no key. http: MCP at /mcp for any number of agents with client keys, plus /api/v1/overview, /health and the devices' uploads at /inbox/v1.")] = Transport.http,
     host: Annotated[Optional[str], typer.Option("--host", help="Address to listen on (default: \\[server] host, 127.0.0.1).")] = None,
     port: Annotated[Optional[int], typer.Option("--port", help="Port to listen on (default: \\[server] port, 8765).")] = None,
     client: Annotated[Optional[str], typer.Option("--client", help="stdio only: read with the source patterns of this configured client instead of every source.")] = None,
@@ -68,7 +68,8 @@ def serve(
         err.print("warning: the config has no [[clients]], so every request will be refused; "
                   "make a key with `jezero new-token NAME --write`", markup=False)
     err.print(f"serving {cfg.library_path()} read-only: MCP at {url}/mcp, overview at "
-              f"{url}/api/v1/overview, health at {url}/health ({len(cfg.clients)} client(s))", markup=False)
+              f"{url}/api/v1/overview, health at {url}/health ({len(cfg.clients)} client(s)); "
+              f"device uploads at {url}/inbox/v1 into {cfg.inbox_path()}", markup=False)
     server.run()
 
 

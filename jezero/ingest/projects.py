@@ -1,8 +1,8 @@
 """Built-in project-hint resolvers. The source's own hints beat the model's guess: the configured
 path rules answer first (tryfirst); when no plugin answers, the fallback chain runs (trylast):
-the git repository of the working folder (the main repository for a worktree), then a common
-root folder, then the project a device sent, then the summarizer's guess, then the connector's
-default."""
+the git repository of the working folder (the main repository for a worktree), then the project
+a device sent (found by the same rules on the device), then a common root folder, then the
+summarizer's guess, then the connector's default."""
 
 from __future__ import annotations
 
@@ -94,8 +94,11 @@ class Fallbacks:
     def resolve_project(self, hints: ProjectHints):
         return (
             from_git(hints.cwd)
-            or from_roots(hints.cwd, hints.roots)
+            # A device resolved its session's project where the folder exists (its git
+            # repository, the main one for a worktree): better than the server's guess from
+            # the folder's name alone.
             or (slug(hints.device_project) if hints.device_project else None)
+            or from_roots(hints.cwd, hints.roots)
             or hints.summarizer_guess
             or hints.default_project
         )

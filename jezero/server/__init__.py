@@ -6,7 +6,8 @@ keys and the overview endpoint.
 - library.py   read-only connections for the worker threads
 - shape.py     compact answers with a hard size cap
 - mcp_app.py   the five tools and the instructions (build_mcp_server)
-- http.py      the ASGI app: /mcp, /api/v1/overview, /health (build_http_app, serve_http)
+- inbox.py     PUT /inbox/v1/<agent>/<path>: devices upload their session files
+- http.py      the ASGI app: /mcp, /api/v1/overview, /health, /inbox/v1 (build_http_app, serve_http)
 
 The names below are imported on first use, so `import jezero.server` stays cheap.
 """

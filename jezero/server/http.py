@@ -5,6 +5,8 @@
                        valid key and only its sources (kept out of MCP so agents do not get a
                        sixth tool to choose from)
 - GET /health          no key, no data: status and version, for monitors
+- PUT /inbox/v1/...    a device uploads a session file, for keys with upload = true
+                       (jezero/server/inbox.py)
 
 A missing, wrong or revoked key gets 401 on /mcp and on the overview. On a local address both
 refuse a Host or Origin that is not local (DNS rebinding: a web page the user visits must not
@@ -36,6 +38,7 @@ from jezero import __version__
 from jezero import query as q
 from jezero.config import Config
 from jezero.server.clients import POLL_SECONDS, ClientRegistry
+from jezero.server.inbox import add_inbox_route
 from jezero.server.library import ConnectionMode, Library
 from jezero.server.mcp_app import build_mcp_server
 from jezero.store import StoreError
@@ -142,6 +145,7 @@ def build_http_app(
             return JSONResponse({"error": str(e)}, status_code=503)
         return JSONResponse(data)
 
+    add_inbox_route(server, registry)
     app = server.streamable_http_app(stateless_http=stateless, json_response=json_response, host=host,
                                      transport_security=security, max_request_body_size=MAX_REQUEST_BYTES)
     app.add_middleware(_NoEventStream)

@@ -1,0 +1,139 @@
+"""PUT /inbox/v1/<agent>/<path>: a device uploads one of its agents' session files.
+
+Only keys whose client entry has `upload = true` may upload, and only into their own folder,
+`<inbox>/<client name>/<agent>/<path>`: the device is the key's client, never a part of the URL,
+so no path can name another device. The path must be a session file of the agent's store
+(jezero.inbox.layouts); it is checked on the raw bytes of the URL too, so an encoded '/', '\\',
+'.' or NUL cannot sneak past the decoding. Every refusal is a 4xx with a one-line reason in
+`{"error": ...}`; nothing is written for it.
+
+An optional `X-Jezero-Project` header carries the project the device resolved for the session
+(the client core runs the same project rules as the server); it is kept beside the file and
+beats the summarizer's guess when the session is ingested.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+
+from jezero.inbox.folder import DeviceFolder, Stored, check_project
+from jezero.inbox.layouts import Refused, check_path
+from jezero.server.clients import ClientRegistry
+
+log = logging.getLogger("jezero.server")
+
+PREFIX = "/inbox/v1/"
+PROJECT_HEADER = "x-jezero-project"
+# What a device may send: the files are JSON lines, JSON or zstd; anything else is a mistake.
+CONTENT_TYPES = {"application/octet-stream", "application/x-ndjson", "application/jsonl", "application/json",
+                 "application/zstd"}
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_ENCODED = {"%2f": "encoded '/' in path", "%5c": "encoded '\\' in path", "%00": "NUL in path",
+            "%2e": "encoded '.' in path"}
+
+
+def _refusal(status: int, reason: str) -> Response:
+    return JSONResponse({"error": reason}, status_code=status)
+
+
+def _raw_path(request: Request) -> str:
+    """The URL path as sent, before any decoding; refuses what decoding could disguise."""
+    raw = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
+    raw = raw.split(b"?", 1)[0]
+    if b"\x00" in raw:
+        raise Refused(400, "NUL in path")
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise Refused(400, "non-ASCII bytes in path: store names are plain ASCII") from None
+    lowered = text.lower()
+    for code, reason in _ENCODED.items():
+        if code in lowered:
+            raise Refused(400, reason)
+    if "%" in text:
+        raise Refused(400, "percent-encoded characters in path: store names need none")
+    if not text.startswith(PREFIX):
+        raise Refused(404, f"uploads go to {PREFIX}<agent>/<path>")
+    return text[len(PREFIX):]
+
+
+def _check_body_start(name: str, head: bytes) -> None:
+    """A cheap look at the first bytes, so a file of the wrong kind is refused before it lands."""
+    if name.endswith(".zst") and not head.startswith(_ZSTD_MAGIC):
+        raise Refused(400, "body is not zstd data but the name ends in .zst")
+    if name.endswith((".jsonl", ".json")) and head.lstrip()[:1] not in (b"{", b"["):
+        raise Refused(400, "body is not JSON lines but the name ends in .jsonl/.json")
+
+
+def add_inbox_route(server, registry: ClientRegistry) -> None:
+    """Mount the upload route on the MCP server's HTTP app (same port, same keys)."""
+
+    @server.custom_route(PREFIX + "{path:path}", methods=["PUT"])
+    async def upload(request: Request) -> Response:
+        try:
+            return await _upload(request, registry)
+        except Refused as e:
+            if e.status >= 500:
+                log.warning("inbox: %s", e.reason)
+            return _refusal(e.status, e.reason)
+
+
+async def _upload(request: Request, registry: ClientRegistry) -> Response:
+    # The SDK's middleware has verified the key (if any) for the whole app; only the check is left.
+    user = request.scope.get("user")
+    client = registry.by_name(user.access_token.client_id) if isinstance(user, AuthenticatedUser) else None
+    if client is None:
+        return JSONResponse({"error": "invalid_token", "error_description": "Authentication required"},
+                            status_code=401, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    if not client.upload:
+        raise Refused(403, f"client {client.name!r} may not upload (its [[clients]] entry has no upload = true)")
+    agent, _, path = _raw_path(request).partition("/")
+    parts = check_path(agent, path)
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type not in CONTENT_TYPES:
+        raise Refused(415, f"content type {content_type or 'missing'!r} not accepted (send application/octet-stream)")
+    project = request.headers.get(PROJECT_HEADER)
+    if project is not None:
+        check_project(project)
+    config = registry.config()
+    cap = config.inbox.max_upload_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise Refused(400, "Content-Length is not a number")
+        if int(declared) > cap:
+            raise Refused(413, f"body larger than the inbox's cap of {cap} bytes ([inbox] max_upload_mb)")
+    folder = DeviceFolder(config.inbox_path(), client.name)
+    receiving = await anyio.to_thread.run_sync(folder.receive, agent, parts, cap)
+    head = b""
+    try:
+        async for chunk in request.stream():
+            if len(head) < 64:
+                head += chunk[:64]
+                if len(head) >= 64:
+                    _check_body_start(parts[-1], head)
+            receiving.write(chunk)
+        if receiving.size == 0:
+            raise Refused(400, "empty body: nothing to store")
+        _check_body_start(parts[-1], head)
+        if declared is not None and int(declared) != receiving.size:
+            raise Refused(400, "body shorter than its Content-Length")
+        stored: Stored = await anyio.to_thread.run_sync(receiving.finish)
+    except ClientDisconnect:
+        receiving.abort()
+        raise Refused(400, "the upload was cut off before its end") from None
+    except BaseException:
+        receiving.abort()
+        raise
+    if project is not None:
+        await anyio.to_thread.run_sync(folder.write_hint, agent, parts, project)
+    relative = "/".join([agent, *parts])
+    if stored.changed:
+        log.info("inbox: %s stored %s (%d bytes)", client.name, relative, stored.bytes)
+    return JSONResponse({"stored": relative, "bytes": stored.bytes, "sha256": stored.sha256,
+                         "changed": stored.changed})

@@ -1,0 +1,317 @@
+"""The client core (clients/core/jezero_client.py): Python 3.9, standard library only, the same
+path and project rules as the server, its commands run as a device runs them, and the copies in
+the agent plugins kept equal to it."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import json
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from jezero.config import ProjectsConfig
+from jezero.devices import approve
+from jezero.inbox.layouts import Refused, check_path
+from jezero.ingest import projects
+from jezero.server import http_server
+
+from device_support import CLIENT, Device, free_port, wait_for
+from jz_support import REPO
+
+
+
+def python39() -> str | None:
+    """A working Python 3.9 (a pyenv shim may exist and still refuse to run)."""
+    candidates = sorted(str(p) for p in Path.home().glob(".pyenv/versions/3.9*/bin/python3.9"))
+    candidates.append(shutil.which("python3.9") or "")
+    for candidate in filter(None, candidates):
+        try:
+            r = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                               text=True, timeout=30)
+        except OSError:
+            continue
+        if r.returncode == 0 and r.stdout.strip() == "(3, 9)":
+            return candidate
+    return None
+
+
+PY39 = python39()
+
+
+def load_core():
+    spec = importlib.util.spec_from_file_location("jezero_client_core", CLIENT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+core = load_core()
+
+
+# -- what it may use ----------------------------------------------------------------------------
+
+
+def test_vermin_finds_nothing_newer_than_python_3_9():
+    vermin = Path(sys.executable).parent / "vermin"
+    if not vermin.exists():
+        pytest.skip("vermin is not installed (dev dependency)")
+    r = subprocess.run([str(vermin), "--target=3.9-", "--violations", "--no-tips", "--eval-annotations", str(CLIENT)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_it_imports_the_standard_library_only():
+    imported = set()
+    for node in ast.walk(ast.parse(CLIENT.read_text())):
+        if isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            imported.add(node.module.split(".")[0])
+    assert imported - {"__future__"} <= sys.stdlib_module_names, imported - sys.stdlib_module_names
+
+
+@pytest.mark.skipif(PY39 is None, reason="no Python 3.9 interpreter on this machine")
+def test_it_runs_on_a_real_python_3_9(tmp_path):
+    device = Device(tmp_path / "old-mac")
+    made = device.client("init", "--server", "http://127.0.0.1:9", "--device", "old-mac", python=PY39)
+    assert made.returncode == 0, made.stderr
+    key = (device.home / "device.key").read_text().strip()
+    assert made.stdout == f"jezero device approve old-mac {hashlib.sha256(key.encode()).hexdigest()}\n"
+    status = device.client("status", "--json", python=PY39)
+    assert status.returncode == 1 and "cannot reach" in json.loads(status.stdout)["error"]
+    (device.claude / "projects").mkdir(parents=True)
+    assert device.client("upload", "--wait", python=PY39).returncode == 0  # nothing to send
+
+
+# -- the same rules as the server ---------------------------------------------------------------
+
+PATHS = [
+    ("claude", "projects/-home-ann-src-shop/0b1c.jsonl"),
+    ("claude", "projects/-home-ann-src-shop/agent-a1.jsonl"),
+    ("claude", "projects/-home-ann-src-shop/0b1c/subagents/agent-a1.jsonl"),
+    ("claude", "projects/-home-ann-src-shop/0b1c/subagents/agent-a1.meta.json"),
+    ("claude", "projects/-home-ann-src-shop/0b1c/subagents/workflows/r1/agent-a1.jsonl"),
+    ("claude", "projects/-home-ann-src-shop/0b1c/tool-results/x.txt"),
+    ("claude", "projects/0b1c.jsonl"),
+    ("claude", "projects/p/.hidden.jsonl"),
+    ("claude", "projects/p/../x.jsonl"),
+    ("claude", "settings.json"),
+    ("claude", "projects/p/s/t/u.jsonl"),
+    ("codex", "sessions/2026/01/02/rollout-2026-01-02T18-39-45-019b.jsonl"),
+    ("codex", "sessions/2026/01/02/rollout-2026-01-02T18-39-45-019b.jsonl.zst"),
+    ("codex", "sessions/2026/13/02/rollout-a.jsonl"),
+    ("codex", "sessions/rollout-a.jsonl"),
+    ("codex", "archived_sessions/rollout-a.jsonl"),
+    ("codex", "archived_sessions/2026/01/02/rollout-a.jsonl"),
+    ("codex", "session_index.jsonl"),
+    ("codex", "auth.json"),
+    ("codex", "sessions/2026/01/02/notes.jsonl"),
+    ("gemini", "tmp/x/chats/session.json"),
+]
+
+
+@pytest.mark.parametrize(("agent", "path"), PATHS)
+def test_the_client_sends_exactly_what_the_inbox_accepts(agent, path):
+    try:
+        check_path(agent, path)
+        server = True
+    except Refused:
+        server = False
+    assert core.accepted(agent, path) is server
+
+
+def test_the_project_rules_are_the_servers(tmp_path):
+    assert core.DEFAULT_ROOTS == ProjectsConfig().roots
+    main = tmp_path / "code" / "Shop Main"
+    (main / ".git" / "worktrees" / "feature").mkdir(parents=True)
+    worktree = tmp_path / "elsewhere" / "shop-feature"
+    worktree.mkdir(parents=True)
+    (worktree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'feature'}\n")
+    (main / "api").mkdir()
+    cwds = [None, "", "/home/ann/src/shop/api", "/Users/bo/work/Billing", "C:\\Users\\bo\\repos\\infra\\x",
+            "/tmp/nowhere", "/srv/src", str(main / "api"), str(worktree), "relative/src/x"]
+    roots = ProjectsConfig().roots
+    for cwd in cwds:
+        server = projects.from_git(cwd) or projects.from_roots(cwd, roots)
+        assert core.resolve_project(cwd) == server, cwd
+    assert core.resolve_project(str(worktree)) == "shop-main"  # the main repository's name
+
+
+def test_the_working_folder_is_read_from_either_agents_first_lines(tmp_path):
+    claude = tmp_path / "c.jsonl"
+    claude.write_text('{"type":"summary"}\n{"type":"user","cwd":"/home/ann/src/shop"}\n')
+    codex = tmp_path / "x.jsonl"
+    codex.write_text('{"type":"session_meta","payload":{"id":"1","cwd":"/home/ann/code/infra"}}\n')
+    assert core.session_cwd(claude) == "/home/ann/src/shop"
+    assert core.session_cwd(codex) == "/home/ann/code/infra"
+    assert core.session_cwd(tmp_path / "missing.jsonl") is None
+
+
+# -- init ---------------------------------------------------------------------------------------
+
+
+def test_init_makes_a_private_key_once_and_new_key_makes_another(tmp_path):
+    device = Device(tmp_path / "laptop")
+    first = device.client("init", "--server", "https://jezero.example.com/", "--device", "anna-laptop")
+    assert first.returncode == 0, first.stderr
+    key_file = device.home / "device.key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    key = key_file.read_text().strip()
+    assert key.startswith("jz_") and key not in first.stdout + first.stderr
+    assert first.stdout == f"jezero device approve anna-laptop {hashlib.sha256(key.encode()).hexdigest()}\n"
+    settings = json.loads((device.home / "client.json").read_text())
+    assert settings == {"server": "https://jezero.example.com", "device": "anna-laptop"}
+
+    again = device.client("init", "--server", "https://jezero.example.com", "--device", "anna-laptop")
+    assert again.stdout == first.stdout and key_file.read_text().strip() == key
+
+    rotated = device.client("init", "--server", "https://jezero.example.com", "--device", "anna-laptop", "--new-key")
+    new_key = key_file.read_text().strip()
+    assert new_key != key
+    assert rotated.stdout == f"jezero device rotate anna-laptop {hashlib.sha256(new_key.encode()).hexdigest()}\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--server", "http://x", "--device", "my laptop!"], "invalid device name"),
+    (["--server", "ftp://x", "--device", "laptop"], "http:// or https://"),
+    (["--server", "x", "--device", "laptop"], "http:// or https://"),
+])
+def test_init_refuses_bad_input_in_one_line(tmp_path, args, message):
+    r = Device(tmp_path / "d").client("init", *args)
+    assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1
+    assert not (tmp_path / "d" / "jezero" / "device.key").exists()
+
+
+def test_commands_on_a_device_not_set_up_say_what_to_do(tmp_path):
+    for command in (["status"], ["upload"], ["upload", "--wait"], ["bridge"]):
+        r = Device(tmp_path / "d").client(*command)
+        assert r.returncode == 2 and "run `jezero_client.py init" in r.stderr, command
+        assert "Traceback" not in r.stderr
+
+
+# -- upload and bridge against a server ---------------------------------------------------------
+
+
+@pytest.fixture
+def server(tmp_path):
+    folder = tmp_path / "server"
+    folder.mkdir()
+    config = folder / "config.toml"
+    config.write_text(f'[storage]\npath = "{folder / "library.sqlite3"}"\n[inbox]\npath = "{folder / "inbox"}"\n')
+    port = free_port()
+    running = http_server(str(config), "127.0.0.1", port, log_level="warning")
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    wait_for(lambda: running.started)
+    yield f"http://127.0.0.1:{port}", config, folder / "inbox"
+    running.should_exit = True
+    thread.join(10)
+
+
+def make_device(tmp_path, base, config, name="laptop") -> Device:
+    device = Device(tmp_path / name)
+    made = device.client("init", "--server", base, "--device", name)
+    approve(config, name, made.stdout.split()[-1])
+    wait_for(lambda: device.client("status").returncode == 0)
+    return device
+
+
+def write_session(device: Device, cwd: str, lines: int = 3) -> Path:
+    path = device.claude / "projects" / "-p" / "0b1c2d3e-0000-4000-8000-000000000001.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        for i in range(lines):
+            f.write(json.dumps({"type": "user", "cwd": cwd, "message": {"role": "user", "content": f"line {i}"}}) + "\n")
+    return path
+
+
+def test_upload_without_wait_returns_at_once_and_uploads_from_a_detached_process(tmp_path, server):
+    base, config, inbox = server
+    device = make_device(tmp_path, base, config)
+    write_session(device, "/home/ann/src/shop/api")
+    started = device.client("upload")
+    assert started.returncode == 0 and started.stdout == ""
+    stored = inbox / "laptop" / "claude" / "projects" / "-p" / "0b1c2d3e-0000-4000-8000-000000000001.jsonl"
+    wait_for(stored.exists)
+    # The project the device resolved travels with the file.
+    wait_for(lambda: (inbox / "laptop" / "claude" / ".hints" / "projects" / "-p" / stored.name).exists())
+    assert (inbox / "laptop" / "claude" / ".hints" / "projects" / "-p" / stored.name).read_text() == "shop"
+
+
+def test_an_upload_asked_for_while_one_runs_is_left_to_the_running_one(tmp_path, server):
+    base, config, _ = server
+    device = make_device(tmp_path, base, config)
+    lock = core._Lock(device.home / "upload.lock")
+    assert lock.acquire()
+    try:
+        r = device.client("upload", "--wait")
+        assert r.returncode == 0 and (device.home / "upload.again").exists()
+    finally:
+        lock.release()
+
+
+def test_a_file_the_server_refuses_is_not_sent_again_until_it_changes(tmp_path, server):
+    base, config, inbox = server
+    config.write_text(config.read_text() + "max_upload_mb = 0.0001\n")  # about 100 bytes
+    device = make_device(tmp_path, base, config)
+    write_session(device, "/tmp", lines=5)
+    first = device.client("upload", "--wait")
+    assert first.returncode == 0
+    last = json.loads(device.client("status", "--json").stdout)["last_upload"]
+    assert (last["sent"], last["refused"]) == (0, 1)
+    device.client("upload", "--wait")
+    assert json.loads(device.client("status", "--json").stdout)["last_upload"]["refused"] == 0
+    assert "413" in (device.home / "upload.log").read_text()
+
+
+def test_the_bridge_answers_every_request_even_when_the_server_is_down(tmp_path):
+    device = Device(tmp_path / "d")
+    device.client("init", "--server", f"http://127.0.0.1:{free_port()}", "--device", "d")
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+                                                                       "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    r = subprocess.run([sys.executable, str(CLIENT), "bridge"], input="".join(json.dumps(m) + "\n" for m in messages)
+                       + "not json\n", capture_output=True, text=True, env=device.env(), timeout=60)
+    answers = [json.loads(line) for line in r.stdout.splitlines()]
+    assert sorted(a["id"] for a in answers if a["id"] is not None) == [1, 2]
+    assert all("unreachable" in a["error"]["message"] for a in answers if a["id"] is not None)
+    assert [a["error"]["code"] for a in answers if a["id"] is None] == [-32700]
+
+
+# -- the copies in the plugins ------------------------------------------------------------------
+
+
+def build_clients(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "scripts" / "build_clients.py"), *args], capture_output=True,
+                          text=True)
+
+
+def test_every_plugin_copy_matches_the_core():
+    r = build_clients("--check")
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_check_names_a_missing_or_drifted_copy(tmp_path):
+    shutil.copytree(REPO / "clients" / "core", tmp_path / "clients" / "core")
+    (tmp_path / "clients" / "codex").mkdir()
+    (tmp_path / "clients" / "claude").mkdir()
+    assert build_clients("--check", "--root", str(tmp_path)).returncode == 1
+    built = build_clients("--root", str(tmp_path))
+    assert built.returncode == 0 and built.stdout.count("wrote") == 2
+    assert build_clients("--check", "--root", str(tmp_path)).returncode == 0
+    copy = tmp_path / "clients" / "codex" / "jezero_client.py"
+    copy.write_text(copy.read_text() + "# a fix made in the copy\n")
+    drift = build_clients("--check", "--root", str(tmp_path))
+    assert drift.returncode == 1 and "clients/codex/jezero_client.py" in drift.stderr
+    assert "claude" not in drift.stderr
