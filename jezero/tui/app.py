@@ -10,15 +10,17 @@ from jezero.tui.screens import AgentsScreen, AgentViewScreen, HomeScreen, Search
 
 CSS = """
 .heading { text-style: bold; margin-top: 1; }
-.status { height: 1; dock: bottom; }
+.status { height: 1; }
 #totals { margin-bottom: 0; }
 #per-day { margin-top: 1; }
-DataTable { height: auto; max-height: 14; }
+DataTable { height: auto; }
+HomeScreen VerticalScroll { height: 1fr; }
+HomeScreen DataTable { width: 100%; overflow-x: hidden; overflow-y: hidden; }
 #results { height: 1fr; max-height: 100%; }
 #detail-box { height: 10; border-top: solid $foreground 30%; }
 #items { height: 1fr; max-height: 100%; width: 1fr; }
 #agents { height: auto; max-height: 100%; }
-#scopes, #projects { width: 32; height: 1fr; }
+#scopes, AgentViewScreen #projects { width: 32; height: 1fr; }
 #agent-view { width: 1fr; }
 #item-box { height: 1fr; }
 """

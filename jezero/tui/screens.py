@@ -74,14 +74,14 @@ class Base(Screen):
 
 def _items_table(table: DataTable, rows: list[dict[str, Any]], *, score: bool = False) -> None:
     table.clear(columns=True)
-    columns = ["id", "date", "project", "source", "title"] + (["score"] if score else [])
+    # The title last: it is the one column that may be clipped by a narrow terminal.
+    columns = ["id", "date", "project", "source"] + (["score"] if score else []) + ["title"]
     table.add_columns(*columns)
     for h in rows:
-        cells = [str(h.get("id")), day(h.get("occurred_at")), h.get("project") or "-", h.get("source") or "",
-                 h.get("title") or ""]
+        cells = [str(h.get("id")), day(h.get("occurred_at")), h.get("project") or "-", h.get("source") or ""]
         if score:
             cells.append(f"{h.get('score', 0):.2f}")
-        add_row(table, *cells, key=str(h.get("id")))
+        add_row(table, *cells, h.get("title") or "", key=str(h.get("id")))
 
 
 def _selected_id(table: DataTable) -> int | None:
@@ -112,6 +112,9 @@ class HomeScreen(Base):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#sources", DataTable).add_columns("source", "items", "recent", "last item", "health",
+                                                          "last success", "problem")
+        self.query_one("#projects", DataTable).add_columns("project", "items", "recent", "last item")
         self.action_refresh()
 
     @work(exclusive=True, group="home")
@@ -130,8 +133,7 @@ class HomeScreen(Base):
             f"{data.get('total', 0)} items, {data.get('recent', 0)} in the last {data.get('days')} days; "
             + (f"{problems} source(s) need attention" if problems else "every source healthy"))
         sources = self.query_one("#sources", DataTable)
-        sources.clear(columns=True)
-        sources.add_columns("source", "items", "recent", "last item", "health", "last success", "problem")
+        sources.clear()
         seen = set()
         for s in data.get("sources", []):
             c = health.get(s["name"], {})
@@ -144,10 +146,11 @@ class HomeScreen(Base):
                 add_row(sources, name, "0", "0", "-", c.get("status", "").upper(), minute(c.get("last_success_at")),
                                 _first_problem(c), key=name)
         projects = self.query_one("#projects", DataTable)
-        projects.clear(columns=True)
-        projects.add_columns("project", "items", "recent", "last item")
+        projects.clear()
         for p in data.get("projects", []):
             add_row(projects, p["name"], str(p["items"]), str(p["recent"]), day(p.get("last_at")), key=p["name"])
+        _fit(sources)
+        _fit(projects)
         per_day = data.get("per_day", [])
         if per_day:
             counts = [d["items"] for d in per_day]
@@ -155,6 +158,11 @@ class HomeScreen(Base):
                 f"Items per day, {per_day[0]['day']} .. {per_day[-1]['day']} (highest {max(counts)}):\n"
                 f"|{bars(counts)}|")
         self.say("")
+
+
+def _fit(table: DataTable) -> None:
+    """As tall as its rows: a home screen of short tables, no scrolling inside each."""
+    table.styles.height = table.row_count + 1
 
 
 def _first_problem(c: dict[str, Any]) -> str:
@@ -174,6 +182,7 @@ class SearchScreen(Base):
         Binding("l", "later", "Later"),
         Binding("enter", "open", "Open", show=False),
         Binding("escape", "focus_results", "Results", show=False),
+        Binding("down", "focus_results", "Results", show=False),
     ]
 
     def __init__(self) -> None:
@@ -417,12 +426,15 @@ class AgentViewScreen(Base):
     """Exactly what the hooks inject: at session start the protocol and the project's newest
     items; on the first prompt the related items the first-prompt rule keeps."""
 
-    BINDINGS = [Binding("r", "refresh", "Refresh")]
+    BINDINGS = [Binding("r", "refresh", "Refresh"), Binding("escape", "focus_projects", "Projects")]
 
     def __init__(self) -> None:
         super().__init__()
         self._timer: Timer | None = None
         self.project: str | None = None
+
+    def action_focus_projects(self) -> None:
+        self.query_one("#projects", OptionList).focus()
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
