@@ -49,7 +49,7 @@ OVERVIEW = {
                                             "detail": "rollout-x.jsonl:3: unknown record type 'hologram'"}]},
         {"name": "laptop-inbox", "type": "inbox-claude", "enabled": True, "interval_minutes": 15,
          "last_run_at": None, "last_success_at": None, "status": "stale",
-         "problems": [{"connector": "laptop-inbox", "kind": "stale", "detail": "never succeeded"}]},
+         "problems": [{"connector": "laptop-inbox", "kind": "stale", "detail": "never run (is the timer running? see `jezero schedule`)"}]},
     ],
 }
 

@@ -7,7 +7,8 @@ judged from the connector's own record, not from the items: a connector is
 - warning  when its last run reported warnings (the pipeline held the cursor: the data is read
            again on the next run, and the warning stays until a run passes without one),
 - stale    when it has not succeeded for `stale_factor` times its interval (a dead timer, a
-           connector that fails every time, a source that vanished), or never has.
+           connector that fails every time), or has never run at all. One that ran but never
+           succeeded is flagged by its error or warning instead: its age is unknown.
 
 Pure functions over the stored connector state; no I/O besides reading it.
 """
@@ -112,10 +113,9 @@ def judge(conn_cfg: ConnectorConfig, state: dict[str, Any] | None, now: datetime
         more = f" (and {len(h.warnings) - 1} more)" if len(h.warnings) > 1 else ""
         h.problems.append(Problem(h.name, "warning", f"{first}{more}"))
     allowed = timedelta(minutes=conn_cfg.interval_minutes * stale_factor)
-    if not h.last_success_at:
-        ran = f"; last run {h.last_run_at}" if h.last_run_at else ""
-        h.problems.append(Problem(h.name, "stale", f"never succeeded{ran}"))
-    else:
+    if not h.last_run_at:
+        h.problems.append(Problem(h.name, "stale", "never run (is the timer running? see `jezero schedule`)"))
+    elif h.last_success_at:
         last = parse_stored_time(h.last_success_at)
         if now - last > allowed:
             h.problems.append(Problem(h.name, "stale", f"no success for {_age(last, now)} "
