@@ -158,3 +158,28 @@ async def test_a_wrong_key_is_one_line_not_a_traceback(served):
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: "error:" in text_of(app, "#status"), "an error line")
         assert "401" in text_of(app, "#status")
+
+
+def test_the_cli_does_not_load_the_app_until_asked():
+    import subprocess
+    import sys
+
+    code = ("import sys, jezero.cli; "
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'textual'], 'textual imported'; "
+            "assert 'jezero.tui.app' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_ui_without_a_server_is_one_clear_line(run_cli, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[server]\nport = 9\n")
+    proc = run_cli("--config", str(config), "ui", env={"JEZERO_KEY": "jz_some-key"})
+    assert proc.returncode == 1 and "no Jezero server at http://127.0.0.1:9/mcp" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    nokey = run_cli("--config", str(config), "ui", env={"JEZERO_KEY": ""})
+    assert nokey.returncode == 2 and "no client key" in nokey.stderr
+
+
+def test_no_command_outside_a_terminal_prints_the_help(run_cli):
+    proc = run_cli()
+    assert proc.returncode == 0 and "Start here" in proc.stdout

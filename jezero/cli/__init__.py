@@ -38,6 +38,12 @@ def _root(
 ) -> None:
     state.config_path = config
     if ctx.invoked_subcommand is None:
+        import sys
+
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            # Not a person at a terminal (a script, a pipe): the help, as before there was an app.
+            typer.echo(ctx.get_help())
+            raise typer.Exit(0)
         # No command: open the app on the configured server, as `jezero ui` would.
         from jezero.cli.ui import open_app
 
