@@ -6,8 +6,12 @@ then look at the new SVGs in tests/__snapshots__/ before committing them."""
 
 from __future__ import annotations
 
-from canned_remote import CannedRemote
-from jezero.tui.app import JezeroApp
+import pytest
+
+pytest.importorskip("pytest_textual_snapshot", reason="pytest-textual-snapshot (a dev dependency) is not installed")
+
+from canned_remote import CannedRemote  # noqa: E402
+from jezero.tui.app import JezeroApp  # noqa: E402
 
 SIZE = (110, 32)
 
