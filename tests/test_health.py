@@ -10,9 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from jz_support import needs_plugin
 
 from jezero.store import Store, format_time
-from jz_support import needs_plugin
 
 pytestmark = [needs_plugin("jezero-connectors-claude")]
 
@@ -119,7 +119,7 @@ def test_stale_after_is_a_multiple_of_the_interval(run_cli, library):
 def test_webhook_posts_once_per_change_then_a_recovery(run_cli, library, receiver):
     config, lib = library
     env = {"JEZERO_HEALTH_WEBHOOK": receiver.url + "/hook/s3cret"}
-    check = lambda: run_cli("--config", str(config), "health", "--webhook", "--json", env=env)  # noqa: E731
+    check = lambda: run_cli("--config", str(config), "health", "--webhook", "--json", env=env)
 
     first = check()
     assert first.returncode == 1 and json.loads(first.stdout)["webhook"]["posted"] == "alert"
@@ -201,7 +201,7 @@ def test_schedule_prints_and_installs_a_systemd_timer(run_cli, library, isolated
     printed = run_cli("--config", str(config), "schedule", "--platform", "linux", "--every", "10", "--webhook")
     assert printed.returncode == 0, printed.stderr
     assert "OnUnitActiveSec=10min" in printed.stdout
-    assert f"run --due --quiet" in printed.stdout and "health --webhook" in printed.stdout
+    assert "run --due --quiet" in printed.stdout and "health --webhook" in printed.stdout
     assert str(config) in printed.stdout
     assert not (isolated_home / ".config" / "systemd").exists()  # printing writes nothing
     installed = run_cli("--config", str(config), "schedule", "--platform", "linux", "--install")

@@ -9,9 +9,9 @@ import time
 
 import httpx2
 import pytest
+from jz_support import jezero_command, needs_plugin
 
 from jezero.store import Store
-from jz_support import jezero_command, needs_plugin
 
 pytestmark = [needs_plugin("jezero-connectors-claude"), needs_plugin("jezero-connectors-codex"), pytest.mark.anyio]
 

@@ -10,8 +10,9 @@ import pytest
 
 pytest.importorskip("pytest_textual_snapshot", reason="pytest-textual-snapshot (a dev dependency) is not installed")
 
-from canned_remote import CannedRemote  # noqa: E402
-from jezero.tui.app import JezeroApp  # noqa: E402
+from canned_remote import CannedRemote
+
+from jezero.tui.app import JezeroApp
 
 SIZE = (110, 32)
 

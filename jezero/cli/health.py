@@ -99,7 +99,8 @@ def schedule(
     if not install:
         for f in files:
             out.print(f"# {f.path}\n{f.text}", markup=False)
-        out.print(f"# write them with `jezero schedule --install`, then:\n# {sched.enable_hint(name)}", markup=False)
+        hint = sched.enable_hint(name).replace("\n", "\n# ")
+        out.print(f"# write them with `jezero schedule --install`, then:\n# {hint}", markup=False)
         return
     for f in files:
         f.path.parent.mkdir(parents=True, exist_ok=True)

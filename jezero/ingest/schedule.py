@@ -34,8 +34,8 @@ Description=Jezero: ingest due connectors, then check their health
 [Service]
 Type=oneshot
 # A failing run must not skip the health check that reports it: "-" ignores its exit code.
-ExecStart=-{shlex.join(run)}
-ExecStart={shlex.join(health)}
+ExecStart=-{_systemd_line(run)}
+ExecStart={_systemd_line(health)}
 # Secrets (the webhook URL, a model's API key) come from the environment or the .env beside
 # the config, which jezero reads itself; never from the config.
 """
@@ -45,12 +45,16 @@ Description=Run Jezero every {every_minutes} minutes
 [Timer]
 OnBootSec=2min
 OnUnitActiveSec={every_minutes}min
-Persistent=true
 
 [Install]
 WantedBy=timers.target
 """
     return [UnitFile(folder / f"{UNIT}.service", service), UnitFile(folder / f"{UNIT}.timer", timer)]
+
+
+def _systemd_line(args: list[str]) -> str:
+    # systemd expands %-specifiers in ExecStart: a URL's %20 must reach jezero as written.
+    return shlex.join(args).replace("%", "%%")
 
 
 def launchd(jezero: list[str], every_minutes: int, health_args: list[str], home: Path) -> list[UnitFile]:

@@ -564,8 +564,8 @@ class ItemScreen(Base):
 
 def _item_text(it: dict[str, Any]) -> str:
     lines = [f"[{it.get('id')}] {it.get('title', '')}",
-             f"project {it.get('project') or '-'}  source {it.get('source', '')}  agent {it.get('agent', '')}  "
-             f"date {minute(it.get('occurred_at'))}", "", it.get("summary", "")]
+             (f"project {it.get('project') or '-'}  source {it.get('source', '')}  agent {it.get('agent', '')}  "
+              f"date {minute(it.get('occurred_at'))}"), "", it.get("summary", "")]
     if it.get("questions"):
         lines += ["", "QUESTIONS"] + [f"  - {q}" for q in it["questions"]]
     if it.get("atoms"):
