@@ -222,7 +222,7 @@ def test_schedule_for_macos_is_a_launchd_agent(run_cli, library):
 
 def test_judge_rules():
     from jezero.config import ConnectorConfig
-    from jezero.ingest.health import judge
+    from jezero.monitor.health import judge
 
     now = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
     conn = ConnectorConfig(name="c", type="claude", interval_minutes=15)

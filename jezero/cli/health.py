@@ -25,8 +25,8 @@ def health(
     Exit code 0 when every enabled connector is healthy, 1 when something is flagged, 2 when the config cannot be read. Meant for a timer or a monitoring agent; see `jezero schedule`.
     """
     from jezero import config as config_mod
-    from jezero.ingest import alerts
-    from jezero.ingest.health import check_library
+    from jezero.monitor import alerts
+    from jezero.monitor.health import check_library
 
     cfg = load_config()
     if not cfg.connectors:
@@ -82,7 +82,7 @@ def schedule(
     import sys
 
     from jezero import config as config_mod
-    from jezero.ingest import schedule as sched
+    from jezero.monitor import schedule as sched
 
     config_path = config_mod.resolve_config_path(state.config_path).resolve()
     exe = Path(sys.argv[0]).resolve() if Path(sys.argv[0]).name == "jezero" else None

@@ -138,7 +138,7 @@ def _connector_health(conn, allowed: list[str], config: Config) -> list[dict[str
     """The health of the configured connectors this key may read (the app's "alive?" column):
     the same judgement as `jezero health`, read from the server's own record."""
     from jezero.config import source_allowed
-    from jezero.ingest.health import check, read_states
+    from jezero.monitor.health import check, read_states
 
     names = [c.name for c in config.connectors if source_allowed(c.name, allowed)]
     return [c.as_dict() for c in check(config, read_states(conn), names=names).connectors]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from jezero import __version__
-from jezero.ingest.health import HealthReport
+from jezero.monitor.health import HealthReport
 
 # The webhook URL often carries a secret (Slack, Discord, ntfy tokens): it is read from this
 # variable (or the .env beside the config), never from the config file or the command line.
