@@ -5,6 +5,6 @@ HTTP route agents do not get (the overview), so what a person sees is what an ag
 key may see, and a remote server works as well as a local one. Textual is imported only here.
 
     remote.py   the data: MCP calls and the overview route (one place, so tests can swap it)
-    screens.py  the five screens
+    screens/    the five screens and the item screen, one module each
     app.py      the app, its key bindings, how it is started
 """
