@@ -17,13 +17,14 @@ Start here:
 
   jezero up              ingest this computer's Claude Code and Codex sessions and serve them
   jezero up --demo       the same on made-up sessions, in a throwaway folder
+  jezero                 (no command) the terminal app over the running server; `jezero ui --demo` on made-up data
 
-Then: `jezero search "some error"`, `jezero run` (ingest again), `jezero check-config`. The config lives in the platform config folder; --config FILE or $JEZERO_CONFIG overrides it.
+Then: `jezero search "some error"`, `jezero run` (ingest again), `jezero check-config`, `jezero schedule` (run unattended). The config lives in the platform config folder; --config FILE or $JEZERO_CONFIG overrides it.
 """
 
 app = typer.Typer(
     help=HELP,
-    no_args_is_help=True,
+    invoke_without_command=True,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
     add_completion=False,
@@ -32,16 +33,28 @@ app = typer.Typer(
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     config: Annotated[Optional[str], typer.Option("--config", "-c", help="Config file (default: $JEZERO_CONFIG, else the platform config folder).", envvar="JEZERO_CONFIG", show_envvar=False)] = None,
 ) -> None:
     state.config_path = config
+    if ctx.invoked_subcommand is None:
+        import sys
+
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            # Not a person at a terminal (a script, a pipe): the help, as before there was an app.
+            typer.echo(ctx.get_help())
+            raise typer.Exit(0)
+        # No command: open the app on the configured server, as `jezero ui` would.
+        from jezero.cli.ui import open_app
+
+        open_app()
 
 
 def _register() -> None:
     # Imported for their side effect of adding commands; order is the order in --help.
     import importlib
 
-    for name in ("up", "admin", "ingest", "warnings", "query", "serve", "device"):
+    for name in ("up", "admin", "ingest", "warnings", "query", "serve", "health", "ui", "device"):
         try:
             importlib.import_module(f"jezero.cli.{name}")
         except ModuleNotFoundError as e:

@@ -1,9 +1,9 @@
 """One ASGI app for everything served over HTTP:
 
 - /mcp                MCP over streamable HTTP; every request carries a client key
-- GET /api/v1/overview counts per source, project and day for the app's home screen, for any
-                       valid key and only its sources (kept out of MCP so agents do not get a
-                       sixth tool to choose from)
+- GET /api/v1/overview counts per source, project and day for the app's home screen, and the
+                       health of each configured connector, for any valid key and only its
+                       sources (kept out of MCP so agents do not get a sixth tool to choose from)
 - GET /health          no key, no data: status and version, for monitors
 - PUT /inbox/v1/...    a device uploads a session file, for keys with upload = true
                        (jezero/server/inbox.py)
@@ -138,7 +138,7 @@ def build_http_app(
         days = max(1, min(days, OVERVIEW_MAX_DAYS))
         allowed = list(client.sources)
         try:
-            data = await anyio.to_thread.run_sync(_overview, library, allowed, days)
+            data = await anyio.to_thread.run_sync(_overview, library, allowed, days, registry.config())
         except q.QueryError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         except LookupError as e:
@@ -176,12 +176,24 @@ def _watch_config(app: Starlette, registry: ClientRegistry) -> None:
     app.router.lifespan_context = lifespan
 
 
-def _overview(library: Library, allowed: list[str], days: int) -> dict[str, Any]:
+def _overview(library: Library, allowed: list[str], days: int, config: Config) -> dict[str, Any]:
     try:
         with library.reader() as conn:
-            return q.overview(conn, allowed=allowed, days=days)
+            data = q.overview(conn, allowed=allowed, days=days)
+            data["connectors"] = _connector_health(conn, allowed, config)
+            return data
     except StoreError:
         raise LookupError("the library does not exist yet on the server: nothing has been ingested") from None
+
+
+def _connector_health(conn, allowed: list[str], config: Config) -> list[dict[str, Any]]:
+    """The health of the configured connectors this key may read (the app's "alive?" column):
+    the same judgement as `jezero health`, read from the server's own record."""
+    from jezero.config import source_allowed
+    from jezero.monitor.health import check, read_states
+
+    names = [c.name for c in config.connectors if source_allowed(c.name, allowed)]
+    return [c.as_dict() for c in check(config, read_states(conn), names=names).connectors]
 
 
 def http_server(

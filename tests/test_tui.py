@@ -1,0 +1,185 @@
+"""The app, driven by Textual's pilot against a real `jezero serve` on 127.0.0.1 over the demo
+library: every screen, through the same MCP tools and key as an agent, plus the overview."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import httpx2
+import pytest
+from jz_support import jezero_command, needs_plugin
+
+from jezero.store import Store
+
+pytestmark = [needs_plugin("jezero-connectors-claude"), needs_plugin("jezero-connectors-codex"), pytest.mark.anyio]
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The demo library (as `up --demo` builds it) served by `jezero serve` in a subprocess."""
+    from jezero import config as config_mod
+    from jezero import up as up_mod
+    from jezero.ingest.runner import run_connectors
+
+    folder = tmp_path_factory.mktemp("demo")
+    config_path = folder / "config.toml"
+    setup = up_mod.prepare(config_path, demo_folder=folder)
+    with config_path.open("a") as f:  # a second Claude Code store, whose last run failed
+        f.write(f'\n[[connectors]]\nname = "broken"\ntype = "claude"\noptions = {{ path = "{folder}/gone" }}\n')
+    cfg = config_mod.load(config_path)
+    run_connectors(cfg)
+    with Store(cfg.library_path()) as store:
+        store.record_run("broken", error="OSError: the store's folder was unmounted", warnings=[], ok=False)
+    port = free_port()
+    proc = subprocess.Popen([*jezero_command(), "--config", str(config_path), "serve", "--port", str(port),
+                             "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=os.environ)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx2.get(url + "/health", timeout=2).status_code == 200:
+                break
+        except httpx2.HTTPError:
+            pass
+        assert proc.poll() is None and time.monotonic() < deadline, "jezero serve did not start"
+        time.sleep(0.1)
+    yield url + "/mcp", setup.key
+    proc.terminate()
+    proc.wait(15)
+
+
+async def until(pilot, check, what: str, rounds: int = 400):
+    """Let the app work until check() holds (the app talks to a real server in the background)."""
+    for _ in range(rounds):
+        await pilot.pause(0.05)
+        if check():
+            return
+    raise AssertionError(f"never happened: {what}\n{pilot.app.screen.query_one('#status').render()}\n"
+                         + "\n".join(str(t.render()) for t in pilot.app.screen.query("Static")))
+
+
+def text_of(app, selector: str) -> str:
+    return str(app.screen.query_one(selector).render())
+
+
+def table_text(app, selector: str) -> str:
+    from textual.widgets import DataTable
+
+    t = app.screen.query_one(selector, DataTable)
+    return "\n".join(" | ".join(str(c) for c in t.get_row_at(i)) for i in range(t.row_count))
+
+
+async def test_walk_every_screen(served):
+    from jezero.tui.app import JezeroApp
+    from jezero.tui.remote import Remote
+
+    url, key = served
+    app = JezeroApp(Remote(url, key))
+    async with app.run_test(size=(140, 45)) as pilot:
+        # Home: counts per source and project from the overview, health of each connector
+        await until(pilot, lambda: "claude-local" in table_text(app, "#sources"), "home sources")
+        sources = table_text(app, "#sources")
+        assert "codex-local" in sources and "OK" in sources
+        assert "broken" in sources and "FAILING" in sources
+        assert {"shop", "billing-api", "infra"} <= set(table_text(app, "#projects").split())
+        assert "8 items" in text_of(app, "#totals") and "need attention" in text_of(app, "#totals")
+        assert "Items per day" in text_of(app, "#per-day")
+
+        # Search: live as you type, explanation on demand, later one key away, an item in full
+        await pilot.press("s")
+        await pilot.press(*"too many clients")
+        await until(pilot, lambda: "too many connections" in table_text(app, "#results"), "live search results")
+        assert "PgBouncer" in text_of(app, "#detail")  # the highlighted hit's summary
+        await pilot.press("escape", "e")
+        await until(pilot, lambda: "Score:" in text_of(app, "#detail"), "score explanation")
+        await pilot.press("l")
+        await until(pilot, lambda: "NEWER" in text_of(app, "#detail"), "later")
+        await pilot.press("enter")
+        await until(pilot, lambda: "ATOMS" in text_of(app, "#item"), "item in full")
+        assert "too many clients" in text_of(app, "#item")
+        await pilot.press("o")
+        await until(pilot, lambda: "ORIGINAL (redacted)" in text_of(app, "#item"), "original")
+        await pilot.press("escape")
+        assert app.screen.query("#results")
+
+        # Timeline: a project's items by date, newest first
+        await pilot.press("t")
+        await until(pilot, lambda: table_text(app, "#items"), "timeline items")
+        first = table_text(app, "#items").splitlines()
+        dates = [line.split(" | ")[1] for line in first]
+        assert dates == sorted(dates, reverse=True)
+        await pilot.press("down")  # the next project or source
+        await until(pilot, lambda: table_text(app, "#items").splitlines() != first, "another timeline")
+
+        # Agents: each agent that brings items in, with its last run and health
+        await pilot.press("a")
+        await until(pilot, lambda: "codex-local" in table_text(app, "#agents"), "agents")
+        agents = table_text(app, "#agents")
+        assert "server | claude | claude-local" in agents and "FAILING" in agents
+
+        # Agent view: what the hooks inject for a project and a first message
+        await pilot.press("v")
+        await until(pilot, lambda: "AT SESSION START" in text_of(app, "#injected"), "agent view")
+        assert "Recent work in project billing-api" in text_of(app, "#injected")
+        await pilot.press("down")  # projects, most items first: billing-api, shop, infra
+        await until(pilot, lambda: "Recent work in project shop" in text_of(app, "#injected"), "shop's items")
+        await pilot.press("enter")  # the chosen project; on to the first message
+        await pilot.press(*"remove the analytics script from the shop")
+        await until(pilot, lambda: "Possibly related past work" in text_of(app, "#injected"), "first-prompt items")
+        injected = text_of(app, "#injected")
+        assert "analytics" in injected.split("ON THE FIRST PROMPT")[1].lower()
+        await pilot.press("h")  # typed into the message, not a screen switch
+        await pilot.press("escape")
+        await pilot.press("q")
+
+
+async def test_a_wrong_key_is_one_line_not_a_traceback(served):
+    from jezero.tui.app import JezeroApp
+    from jezero.tui.remote import Remote
+
+    url, _ = served
+    app = JezeroApp(Remote(url, "jz_wrong"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: "error:" in text_of(app, "#status"), "an error line")
+        assert "401" in text_of(app, "#status")
+
+
+def test_the_cli_does_not_load_the_app_until_asked():
+    import subprocess
+    import sys
+
+    code = ("import sys, jezero.cli; "
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'textual'], 'textual imported'; "
+            "assert 'jezero.tui.app' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_ui_without_a_server_is_one_clear_line(run_cli, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[server]\nport = 9\n")
+    proc = run_cli("--config", str(config), "ui", env={"JEZERO_KEY": "jz_some-key"})
+    assert proc.returncode == 1 and "no Jezero server at http://127.0.0.1:9/mcp" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    nokey = run_cli("--config", str(config), "ui", env={"JEZERO_KEY": ""})
+    assert nokey.returncode == 2 and "no client key" in nokey.stderr
+
+
+def test_no_command_outside_a_terminal_prints_the_help(run_cli):
+    proc = run_cli()
+    assert proc.returncode == 0 and "Start here" in proc.stdout
