@@ -19,6 +19,7 @@ from typing import Any
 from jezero.ingest.files import expand, file_signature
 from jezero.models import ConnectorContext, Session
 
+from jezero_connectors_claude.actions import annotate
 from jezero_connectors_claude.reader import Thread, TranscriptRead, read_transcript
 from jezero_connectors_claude.store import TranscriptFile, walk
 
@@ -144,7 +145,7 @@ def _session(thread: Thread, *, id: str, parent_id: str | None, cursor_key: str,
     return Session(
         id=id,
         agent=AGENT,
-        blocks=list(blocks),
+        blocks=annotate(list(blocks)),
         cursor_key=cursor_key,
         cursor_value=cursor_value,
         cwd=thread.cwd or (fallback.cwd if fallback else None),

@@ -21,6 +21,7 @@ from jezero.ingest.files import expand, file_signature, read_jsonl
 from jezero.models import ConnectorContext, Session
 
 from . import legacy, reader, store
+from .actions import annotate
 
 OPTIONS = ("path",)
 
@@ -72,8 +73,9 @@ class CodexConnector:
         for ref, sig in rollouts:
             session = self._rollout(ref, sig, cursor.get(ref.key), names, parent_records)
             if session is not None:
-                yield session
-        yield from self._documents(_stat(f for f in files.values() if f.document), cursor, names)
+                yield _annotated(session)
+        for session in self._documents(_stat(f for f in files.values() if f.document), cursor, names):
+            yield _annotated(session)
 
     # ------------------------------------------------------------------------------------------
 
@@ -149,6 +151,11 @@ class CodexConnector:
             if covers[key]:
                 session.cursor_value["covers"] = dict(covers[key])
             yield session
+
+
+def _annotated(session: Session) -> Session:
+    annotate(session.blocks)  # what each tool call did: the summarizers read that, not tool names
+    return session
 
 
 def _stat(refs) -> list[tuple[store.RolloutFile, list[int]]]:

@@ -23,20 +23,8 @@ ATOM_TEXT_LIMIT = 300  # below the schema's 400: an atom is a line to find, not 
 PROSE_CHARS = 24_000
 ERROR_LINE_LIMIT = 240
 
-# Tool names, lower-cased, by what their calls and results hold.
-SHELL_TOOLS = {
-    "bash", "shell", "shell_command", "exec_command", "local_shell", "container.exec", "run_terminal_cmd",
-    "run_shell_command", "execute_command", "run_command", "terminal", "powershell",
-}
-EDIT_TOOLS = {
-    "edit", "multiedit", "write", "notebookedit", "apply_patch", "str_replace_editor", "str_replace_based_edit_tool",
-    "create_file", "write_file", "edit_file", "replace", "replace_in_file", "insert_edit_into_file",
-}
-READ_TOOLS = {"read", "notebookread", "view", "read_file", "ls", "list_dir", "glob", "grep", "view_image", "search"}
-SEARCH_TOOLS = {"grep", "glob", "search", "ls", "list_dir"}  # their results list paths
-TODO_TOOLS = {"todowrite", "todo_write", "update_plan", "write_todos", "todoread"}
 # Results that are reports or file contents, not program output: error words in them are prose or code.
-QUIET_RESULT_TOOLS = READ_TOOLS | EDIT_TOOLS | TODO_TOOLS | {"task", "agent", "webfetch", "websearch", "web_search"}
+QUIET_ACTIONS = frozenset({"read", "edit", "write", "search", "plan", "subagent", "fetch"})
 
 # -- text helpers -------------------------------------------------------------------------------
 
@@ -705,7 +693,6 @@ def short_error(text: str) -> str:
 
 # -- commands -----------------------------------------------------------------------------------
 
-_SHELLS = {"bash", "sh", "zsh", "dash", "fish", "pwsh", "powershell", "cmd", "cmd.exe"}
 _TRIVIAL = {
     "ls", "cat", "head", "tail", "sed", "nl", "pwd", "echo", "find", "rg", "grep", "wc", "tree", "cd", "which",
     "file", "stat", "less", "more", "true", "sleep", "awk", "sort", "uniq", "date", "whoami", "env", "printenv",
@@ -719,27 +706,6 @@ _BUILD = re.compile(
 )
 _LISTS_PATHS = re.compile(r"(?:^|[|;&(]\s*|\bxargs\s+)(?:sudo\s+)?(?:grep|egrep|rg|ag|ack|find|fd|ls|tree|git|locate)\b")
 _GIT_WRITE = re.compile(r"\bgit\s+(?:commit|push|merge|rebase|checkout|switch|reset|revert|cherry-pick|tag|stash|clone|pull)\b")
-
-
-def shell_command(text: str) -> str | None:
-    """The command of a shell tool call: the text itself, or `command` / `cmd` of a JSON input
-    (an argv list `bash -lc "<script>"` is unwrapped to the script)."""
-    t = text.strip()
-    if t.startswith("{"):
-        try:
-            data = json.loads(t)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            value = data.get("command", data.get("cmd"))
-            if isinstance(value, list):
-                argv = [str(a) for a in value]
-                shell = argv[0].replace("\\", "/").rsplit("/", 1)[-1] if argv else ""
-                value = argv[-1] if len(argv) == 3 and shell in _SHELLS else " ".join(argv)
-            if not isinstance(value, str):
-                return None
-            t = value.strip()
-    return t or None
 
 
 _SHELL_TOKEN = re.compile(r"""'[^']*'?|"(?:\\.|[^"\\])*"?|&&|\|\||[;|\n]|[^'"&|;\n]+|&""")
@@ -808,30 +774,8 @@ _CODE_EXT = (
 _PATH_PIECE = re.compile(r"(?:~/|\.{1,2}/|/)?(?:\.?[\w@+-][\w@.+-]*/)*[\w@+-][\w@.+-]*\.([A-Za-z][A-Za-z0-9]{0,7})")
 _PIECES = re.compile(r"[\s()\[\]{}<>\"'`,;|=*]+")
 _CODE_EXTS = frozenset(_CODE_EXT.split("|"))
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 _LINE_SUFFIX = re.compile(r"(?::\d+){1,2}$|#L\d+(?:-L?\d+)?$")
 _EDITS_SUFFIX = re.compile(r"\s+\(\d+ edits?\)$")
-
-
-def tool_paths(text: str) -> list[str]:
-    """Paths a file tool's call names: its text (`path`, `path (3 edits)`), the `file_path` /
-    `path` / `notebook_path` of a JSON input, or the files of an apply_patch."""
-    t = text.strip()
-    found = [a or b for a, b in _PATCH_FILE.findall(t)]
-    if found:
-        return [p.strip() for p in found]
-    if t.startswith("{"):
-        try:
-            data = json.loads(t)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            for key in ("file_path", "path", "notebook_path", "filename", "target_file"):
-                if isinstance(data.get(key), str):
-                    return [data[key]]
-            return []
-    first = _EDITS_SUFFIX.sub("", t.splitlines()[0]) if t else ""
-    return [first] if first and len(first) < 500 and any(c in first for c in "/\\.") else []
 
 
 def norm_path(path: str, cwd: str | None) -> str | None:
@@ -1029,7 +973,6 @@ class Digest:
     language: str | None = None
 
 
-_SESSION_ID = re.compile(r"session(?:_id| ID)?\"?\s*[:=]?\s*(\d+)")
 _NARRATION_LEAD = re.compile(r"^(?:now |next,? |ok(?:ay)?,? |perfect[!.,]? |great[!.,]? )?(?:let me|i'll|i will|i'm going to|i have|i now have|i've got)\b", re.I)
 
 
@@ -1037,8 +980,6 @@ def digest(blocks: list[Block], cwd: str | None = None) -> Digest:
     d = Digest()
     atoms = d.atoms
     pending: list[str] = []  # shell commands waiting for their result
-    running: dict[str, str] = {}  # unified exec: session id -> the command still running in it
-    polled: list[str | None] = []  # the command each write_stdin call reads from
     errored: set[str] = set()
     last_todo: str | None = None
     context: str | None = None  # what the person last saw: for a short request that follows
@@ -1072,8 +1013,10 @@ def digest(blocks: list[Block], cwd: str | None = None) -> Digest:
 
     for order, block in enumerate(blocks):
         text = block.text or ""
-        tool = (block.tool or "").lower()
-        is_shell = tool in SHELL_TOOLS or ("shell" in tool and tool != "write_stdin")
+        # What the connector says the call did; a result without one is output of unknown origin,
+        # read like a shell's.
+        action = block.action or ""
+        shell = action == "shell"
         if block.kind == "text" and block.role == "user":
             if is_scaffolding(text):
                 continue
@@ -1094,13 +1037,10 @@ def digest(blocks: list[Block], cwd: str | None = None) -> Digest:
             d.assistant_texts.append(text)
             assistant.append((order, text))
         elif block.kind == "tool_call":
-            if tool == "write_stdin":
-                m = _SESSION_ID.search(text)
-                polled.append(running.get(m.group(1)) if m else None)
-            elif is_shell:
-                command = shell_command(text)
+            if shell:
+                command = (block.command or "").strip()
                 if not command:
-                    continue
+                    continue  # a poll of a command already running, or nothing run
                 weight = command_weight(command) + (1.0 if block.role == "user" else 0.0)
                 atoms.add("command", command_atom(command), weight, order)
                 pending.append(command)
@@ -1109,35 +1049,32 @@ def digest(blocks: list[Block], cwd: str | None = None) -> Digest:
                     add_file(raw, 0.5, order)
                 for m in _ENV_ASSIGN.finditer(command):
                     atoms.add("config", m.group(1), 1.0, order)
-            elif tool in EDIT_TOOLS:
-                for raw in tool_paths(text):
+            elif action in ("edit", "write"):
+                for raw in block.paths:
                     add_file(raw, 4.0, order, edited=True)
-            elif tool in READ_TOOLS and tool not in ("grep", "glob", "search"):
-                for raw in tool_paths(text):
+            elif action in ("read", "search"):
+                for raw in block.paths:
                     add_file(raw, 1.5, order)
-            elif tool in TODO_TOOLS:
+            elif action == "plan":
                 last_todo = text
         elif block.kind == "tool_result":
-            if tool in SEARCH_TOOLS and not block.is_error:
+            if action == "search" and not block.is_error:
                 paths = output_paths(text)
                 for raw in paths if len(paths) <= OUTPUT_PATHS_FOCUSED else ():  # a long listing is no finding
                     add_file(raw, OUTPUT_PATH_SCORE, order, repeat=False)
-            if tool in QUIET_RESULT_TOOLS and not block.is_error:
+            if action in QUIET_ACTIONS and not block.is_error:
                 continue
             command = None
-            if tool == "write_stdin":
-                command = polled.pop(0) if polled else None
-            elif (is_shell or not tool) and pending:
+            if block.command:  # the connector knows which command this is the output of
+                command = block.command
+            elif (shell or not action) and pending:
                 command = pending.pop(0)
-                m = re.search(r"Process running with session ID (\d+)", text[:400])
-                if m:
-                    running[m.group(1)] = command
             # Output of a look around (rg, cat, ls) quotes code and logs: its "errors" are rarely
             # the session's; output of a build or a test run is where they are.
             weight = command_weight(command) if command else 1.0
             bonus = (1.0 if block.is_error else 0.0) + (1.0 if block.role == "user" else 0.0)
             bonus += -1.5 if weight == 0.0 else (0.5 if weight >= 2.0 else 0.0)
-            code = exit_code(text) if (is_shell or tool == "write_stdin") else None
+            code = exit_code(text) if shell else None
             failed = block.is_error or (code is not None and code != 0)
             bad = add_errors(text, order, bonus, failed)
             if command and (failed or bad):
@@ -1145,7 +1082,7 @@ def digest(blocks: list[Block], cwd: str | None = None) -> Digest:
             # Paths a search or a listing prints (grep, find, ls, git status / diff), and those of a
             # failure (a failing test, a traceback's frames): named by the output, not touched, so
             # below every other source. A build log, an install, a file's contents are not read for them.
-            if (is_shell or not tool or tool == "write_stdin") and (failed or bad or _LISTS_PATHS.search(command or "")):
+            if (shell or not action) and (failed or bad or _LISTS_PATHS.search(command or "")):
                 paths = output_paths(text)
                 for raw in paths if len(paths) <= OUTPUT_PATHS_FOCUSED else ():  # a long listing is no finding
                     add_file(raw, OUTPUT_PATH_SCORE, order, repeat=False)
