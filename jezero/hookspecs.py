@@ -15,8 +15,9 @@ def register_connector_types(register):
     `build=None` to declare a type that is planned but not built yet, so check-config can tell it
     from a typo. `options` is a pydantic model class declaring the type's options (check-config
     reports a misspelt or mistyped one); `discover()` returns the options of each store of this
-    agent found on this computer (for `jezero up`); `demo(folder)` writes made-up sessions under
-    `folder` and returns the options that read them (for `jezero up --demo`)."""
+    agent found on this computer (for `jezero up`); `demo(folder, sessions)` writes the made-up
+    sessions it is handed (`jezero.plugin.DemoSession`) under `folder` in its agent's format and
+    returns the options that read them (for `jezero up --demo`)."""
 
 
 @hookspec

@@ -85,7 +85,7 @@ class ConnectorType:
     plugin: str | None = None  # set by the host: who registered it
     options: Any = None  # a pydantic model class declaring the type's options, or None
     discover: Any = None  # Callable[[], list[dict]]: options for this agent's stores on this computer
-    demo: Any = None  # Callable[[Path], dict]: writes made-up sessions there, returns options to read them
+    demo: Any = None  # Callable[[Path, list[DemoSession]], dict]: writes them there, returns options to read them
 
 
 # ----------------------------------------------------------------------------------------------

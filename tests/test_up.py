@@ -115,5 +115,5 @@ def test_up_finds_the_local_stores_writes_a_config_and_a_key(run_cli, isolated_h
 
 def test_up_without_any_store_says_so_and_serves_an_empty_library(run_cli, isolated_home):
     proc = run_cli("up", "--no-serve", check=True)
-    assert "No Claude Code" in proc.stderr and "jezero up --demo" in proc.stderr
+    assert "No agent store found" in proc.stderr and "claude, codex" in proc.stderr and "jezero up --demo" in proc.stderr
     assert (isolated_home / "data" / "jezero" / "library.sqlite3").exists()

@@ -13,8 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from jezero.ingest.files import clip, parse_time, read_jsonl, strip_ansi
-from jezero.models import Block
+from jezero.plugin import Block, clip, parse_time, read_jsonl, strip_ansi
 
 from jezero_connectors_claude.render import (
     COMPACT_PREFIX,

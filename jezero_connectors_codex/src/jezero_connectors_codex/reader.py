@@ -12,8 +12,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
-from jezero.ingest.files import JsonlRead, clip, parse_time
-from jezero.models import TITLE_MAX_CHARS, Block, Session
+from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, Session, clip, parse_time
 
 from . import render
 
