@@ -38,6 +38,9 @@ def up(
     except config_mod.ConfigError as e:
         fail(str(e), 2)
     except up_mod.NoDemoWriter as e:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
         fail(str(e), 2)
     for line in setup.warnings:
         err.print(f"warning: {line}", markup=False)
