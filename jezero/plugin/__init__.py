@@ -2,6 +2,9 @@
 project-hint resolver needs is here; the rest of `jezero` is private and free to change.
 
 - the hook marker: `hookimpl`;
+- for summarizers: `SummarizerConfig` (the `[summarizer]` table) and `lookup_env` (a variable
+  from the environment or the `.env` beside the config), the schema limits `MAX_ATOMS`,
+  `SUMMARY_MAX_CHARS`, `TITLE_MAX_CHARS`, `ATOM_TYPES`;
 - what flows between the stages: `Session`, `Block` (with `ROLES`, `KINDS`, `ACTIONS`),
   `Segment`, `Summary`, `Atom`, `Usage`, `ProjectHints`, and the `Connector` / `Summarizer`
   protocols with the `ConnectorContext` a connector is built with;
@@ -14,6 +17,7 @@ project-hint resolver needs is here; the rest of `jezero` is private and free to
   store).
 """
 
+from jezero.config import SummarizerConfig, lookup_env
 from jezero.demo import SessionSpec as DemoSession
 from jezero.demo import Turn
 from jezero.hookspecs import hookimpl
@@ -31,7 +35,9 @@ from jezero.models import (
     ACTIONS,
     ATOM_TYPES,
     KINDS,
+    MAX_ATOMS,
     ROLES,
+    SUMMARY_MAX_CHARS,
     TITLE_MAX_CHARS,
     Atom,
     Block,
@@ -51,9 +57,9 @@ from jezero.models import (
 from jezero.options import FolderPath, Options, read_options
 
 __all__ = [
-    "ACTIONS", "ATOM_TYPES", "KINDS", "ROLES", "TITLE_MAX_CHARS", "TOOL_TEXT_LIMIT",
+    "ACTIONS", "ATOM_TYPES", "KINDS", "MAX_ATOMS", "ROLES", "SUMMARY_MAX_CHARS", "TITLE_MAX_CHARS", "TOOL_TEXT_LIMIT",
     "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "FolderPath", "JsonlRead",
-    "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerType", "Summary", "Turn",
-    "Usage", "clip", "expand", "file_signature", "hookimpl", "parse_time", "read_jsonl", "read_options",
-    "strip_ansi", "utc",
+    "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerConfig", "SummarizerType",
+    "Summary", "Turn", "Usage", "clip", "expand", "file_signature", "hookimpl", "lookup_env", "parse_time",
+    "read_jsonl", "read_options", "strip_ansi", "utc",
 ]

@@ -19,8 +19,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from jezero.config import SummarizerConfig, lookup_env
-from jezero.models import ATOM_TYPES, MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Segment, Summary, Usage
+from jezero.plugin import (ATOM_TYPES, MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Segment, Summary,
+                           SummarizerConfig, Usage, lookup_env)
 from pydantic import ValidationError
 
 from jezero_summarizers import prompt

@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
-from jezero.config import SummarizerConfig
-from jezero.models import MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Block, Segment, Session, Summary, Usage
+from jezero.plugin import (MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Block, Segment, Session, SummarizerConfig,
+                           Summary, Usage)
 
 from jezero_summarizers import extract
 from jezero_summarizers.extract import Candidate, Digest, clip, content_words, sentences, short_error, squash
