@@ -71,7 +71,7 @@ def timed(command: list[str], env: dict) -> tuple[float, float]:
     """(wall, cpu) seconds of one run of `command` in a new process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, env=env, check=True, capture_output=True)
+    subprocess.run(command, env=env, check=True, capture_output=True, cwd=env["HOME"])
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -92,7 +92,9 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JEZERO_", "PYTHON"))}
         env.update(HOME=str(work / "home"), XDG_CONFIG_HOME=str(work / "config"), XDG_DATA_HOME=str(work / "data"),
                    TMPDIR=str(work))
-        up = subprocess.run([jezero, "up", "--demo", "--no-serve"], env=env, capture_output=True, text=True, check=True)
+        (work / "home").mkdir()
+        up = subprocess.run([jezero, "up", "--demo", "--no-serve"], env=env, capture_output=True, text=True, check=True,
+                            cwd=work)
         config = re.search(r"--config (\S+)", up.stdout)[1]
         commands = {
             "python -c pass": [str(venv / "bin" / "python"), "-c", "pass"],
@@ -109,16 +111,21 @@ def main() -> None:
                              "cpu_ms": round(statistics.median(c for _, c in runs) * 1000)}
             print(f"{name:24} wall {figures[name]['wall_ms']:5d} ms   cpu {figures[name]['cpu_ms']:5d} ms   "
                   f"(median of {args.runs})")
-        probe = ("import sys, runpy; sys.argv = ['jezero', '--config', %r, 'search', 'too many clients', '--json'];"
-                 "import atexit; atexit.register(lambda: print(sorted({m.split('.')[0] for m in sys.modules}), "
-                 "file=sys.stderr));\nfrom jezero.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass") % config
-        loaded = subprocess.run([str(venv / "bin" / "python"), "-c", probe], env=env, capture_output=True, text=True)
-        top = loaded.stderr.strip().splitlines()[-1] if loaded.stderr.strip() else "[]"
+        modules = work / "modules.json"
+        probe = ("import atexit, json, sys\n"
+                 f"sys.argv = ['jezero', '--config', {config!r}, 'search', 'too many clients', '--json']\n"
+                 f"atexit.register(lambda: open({str(modules)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
+                 "from jezero.cli import main\nmain()\n")
+        # From the work folder: `python -c` puts the current folder first on sys.path.
+        subprocess.run([str(venv / "bin" / "python"), "-c", probe], env=env, cwd=work, capture_output=True)
+        top = {m.split(".")[0] for m in json.loads(modules.read_text())}
         heavy = [m for m in ("litellm", "mcp", "starlette", "uvicorn", "rich", "pluggy", "jezero_connectors_claude",
-                             "jezero_connectors_codex", "jezero_summarizers") if f"'{m}'" in top]
+                             "jezero_connectors_codex", "jezero_summarizers") if m in top]
         print(f"a cold `jezero search --json` imports, of the heavy or unneeded: {heavy or 'none'}")
         figures["search_imports"] = heavy
         figures["ref"] = args.ref or "working tree"
+        figures["load_average"] = os.getloadavg()[0]
+        print(f"load average during the run: {figures['load_average']:.1f} on {os.cpu_count()} CPUs")
         if args.json:
             Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
 
