@@ -112,6 +112,14 @@ SUMMARY_MAX_CHARS = 800
 TITLE_MAX_CHARS = 120
 MAX_ATOMS = 12
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_NOT_SLUG = re.compile(r"[^a-z0-9._-]+")
+
+
+def slug(name: str) -> str | None:
+    """A project name as the schema takes it: lower case, each run of other characters a `-`,
+    no leading or trailing `-`, `.` or `_`, at most 63 characters; None when nothing is left."""
+    s = _NOT_SLUG.sub("-", name.strip().lower()).strip("-._")[:63].rstrip("-._")
+    return s if _SLUG.match(s) else None
 
 
 class Atom(BaseModel):

@@ -4,7 +4,8 @@ project-hint resolver needs is here; the rest of `jezero` is private and free to
 - the hook marker: `hookimpl`;
 - for summarizers: `SummarizerConfig` (the `[summarizer]` table) and `lookup_env` (a variable
   from the environment or the `.env` beside the config), the schema limits `MAX_ATOMS`,
-  `SUMMARY_MAX_CHARS`, `TITLE_MAX_CHARS`, `ATOM_TYPES`;
+  `SUMMARY_MAX_CHARS`, `TITLE_MAX_CHARS`, `ATOM_TYPES`, and `slug` (a project name as the schema
+  takes it);
 - what flows between the stages: `Session`, `Block` (with `ROLES`, `KINDS`, `ACTIONS`),
   `Segment`, `Summary`, `Atom`, `Usage`, `ProjectHints`, and the `Connector` / `Summarizer`
   protocols with the `ConnectorContext` a connector is built with;
@@ -52,6 +53,7 @@ from jezero.models import (
     SummarizerType,
     Summary,
     Usage,
+    slug,
     utc,
 )
 from jezero.options import FolderPath, Options, read_options
@@ -61,5 +63,5 @@ __all__ = [
     "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "FolderPath", "JsonlRead",
     "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerConfig", "SummarizerType",
     "Summary", "Turn", "Usage", "clip", "expand", "file_signature", "hookimpl", "lookup_env", "parse_time",
-    "read_jsonl", "read_options", "strip_ansi", "utc",
+    "read_jsonl", "read_options", "slug", "strip_ansi", "utc",
 ]

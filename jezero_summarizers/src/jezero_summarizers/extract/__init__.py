@@ -15,14 +15,14 @@ from .errors import ErrorLine, error_key, error_lines, exit_code, failure_line, 
 from .files import OUTPUT_PATH_SCORE, mentioned_paths, norm_path, output_paths
 from .statements import todo_items
 from .text import (
-    ATOM_TEXT_LIMIT, FILLER, STOPWORDS_EN, STOPWORDS_ES, clip, content_words, cut, cut_at_word, detect_language,
-    is_ack, is_scaffolding, is_specific, sentences, squash, strip_markdown,
+    ATOM_TEXT_LIMIT, FILLER, STOPWORDS_EN, STOPWORDS_ES, content_words, cut, cut_at_word, detect_language, is_ack,
+    is_scaffolding, is_specific, one_line, sentences, squash, strip_markdown,
 )
 
 __all__ = [
     "ATOM_TEXT_LIMIT", "FILLER", "OUTPUT_PATH_SCORE", "STOPWORDS_EN", "STOPWORDS_ES", "Candidate", "Candidates",
-    "Digest", "ErrorLine", "Request", "clip", "command_atom", "command_weight", "content_words", "cut", "cut_at_word",
+    "Digest", "ErrorLine", "Request", "command_atom", "command_weight", "content_words", "cut", "cut_at_word",
     "detect_language", "digest", "error_key", "error_lines", "exit_code", "failure_line", "is_ack", "is_scaffolding",
-    "is_specific", "mentioned_paths", "norm_path", "output_paths", "request_prose", "sentences", "short_error",
+    "is_specific", "mentioned_paths", "norm_path", "one_line", "output_paths", "request_prose", "sentences", "short_error",
     "squash", "strip_markdown", "todo_items",
 ]

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import error_key
-from .text import ATOM_TEXT_LIMIT, clip, squash
+from .text import ATOM_TEXT_LIMIT, one_line, squash
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Candidates:
         if len(text) < 3:
             return
         if len(text) > ATOM_TEXT_LIMIT:
-            text = clip(text, ATOM_TEXT_LIMIT)
+            text = one_line(text, ATOM_TEXT_LIMIT)
         if type_ == "error":
             key = (type_, error_key(text))
         elif type_ == "command" and "#" in text:  # `pytest -q  # run 2` is `pytest -q`

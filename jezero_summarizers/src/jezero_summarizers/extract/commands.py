@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .text import ATOM_TEXT_LIMIT, clip
+from .text import ATOM_TEXT_LIMIT, one_line
 
 
 _TRIVIAL = {
@@ -76,4 +76,4 @@ def command_atom(command: str) -> str:
     if len(command) <= ATOM_TEXT_LIMIT:
         return command
     head = command.strip().splitlines()[0]
-    return clip(head, ATOM_TEXT_LIMIT - 2) + (" …" if not head.endswith("…") else "")
+    return one_line(head, ATOM_TEXT_LIMIT - 2) + (" …" if not head.endswith("…") else "")

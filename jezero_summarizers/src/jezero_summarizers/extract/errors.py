@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .text import _SENTENCE_END, FENCE, clip, cut, squash
+from .text import _SENTENCE_END, FENCE, cut, one_line, squash
 
 ERROR_LINE_LIMIT = 240
 _DIGIT = re.compile(r"\d")
@@ -419,7 +419,7 @@ def short_error(text: str) -> str:
     m = re.search(r"(?:\b|(?<=[.\s])_+)([A-Z][A-Za-z0-9_]*(?:Error|Exception))\b(?::\s*(.*))?", text) or re.match(
         r"\s*(?:[A-Za-z_]\w*\.)+_*([A-Z]\w*):\s*(.*)", text)  # pyarrow.lib.ArrowInvalid: ...
     if m:
-        rest = clip(m.group(2) or "", 60)
+        rest = one_line(m.group(2) or "", 60)
         return f"{m.group(1)}: {rest}" if rest else m.group(1)
     m = re.match(r"\s*((?:error|warning|fatal)\[[^\]]+\])", text, re.I) or re.search(rf"\b({_ERRNO})\b", text)
     if m:
@@ -428,7 +428,7 @@ def short_error(text: str) -> str:
     # with the tool's name before it.
     found = [m for m in re.finditer(r"(?:\b[A-Z]{2,}: )?\b(?:error|fatal)\b[\w \[\]-]{0,24}:", text, re.I)
              if len(text) - m.end() >= 10]
-    return clip(text[found[-1].start():] if found and found[-1].start() > 0 else text, 80)
+    return one_line(text[found[-1].start():] if found and found[-1].start() > 0 else text, 80)
 
 
 # Lines a person pastes rather than writes: indented (stack frames, logs, code), frames and

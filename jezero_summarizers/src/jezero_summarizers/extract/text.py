@@ -73,7 +73,7 @@ def squash(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def clip(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
     """One line of at most `limit` characters, cut at a word boundary with an ellipsis."""
     return cut_at_word(squash(text), limit)
 
@@ -91,7 +91,7 @@ def cut_at_word(text: str, limit: int) -> str:
 
 def cut(text: str, limit: int) -> str:
     """`text` as written when it fits (verbatim matters for errors and commands), else clipped."""
-    return text if len(text) <= limit and "\n" not in text else clip(text, limit)
+    return text if len(text) <= limit and "\n" not in text else one_line(text, limit)
 
 
 def content_words(text: str) -> list[str]:
