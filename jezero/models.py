@@ -86,6 +86,9 @@ class ConnectorType:
     options: Any = None  # a pydantic model class declaring the type's options, or None
     discover: Any = None  # Callable[[], list[dict]]: options for this agent's stores on this computer
     demo: Any = None  # Callable[[Path, list[DemoSession]], dict]: writes them there, returns options to read them
+    # Callable[[list[Block]], list[Block]]: sets action/command/paths on blocks read back from a
+    # stored original (only role, kind, tool, is_error and text survive), for `jezero resummarize`.
+    normalize: Any = None
 
 
 # ----------------------------------------------------------------------------------------------

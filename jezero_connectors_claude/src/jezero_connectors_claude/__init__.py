@@ -6,6 +6,7 @@ from typing import Any
 
 from jezero.plugin import ConnectorContext, hookimpl
 
+from jezero_connectors_claude.actions import annotate
 from jezero_connectors_claude.connector import (AGENT, ClaudeConnector, ClaudeOptions, build_connector, default_root,
                                                 discover)
 from jezero_connectors_claude.demo import demo
@@ -24,4 +25,5 @@ def build(options: dict[str, Any], context: ConnectorContext) -> ClaudeConnector
 
 @hookimpl
 def register_connector_types(register):
-    register("claude", build, description=DESCRIPTION, options=ClaudeOptions, discover=discover, demo=demo)
+    register("claude", build, description=DESCRIPTION, options=ClaudeOptions, discover=discover, demo=demo,
+             normalize=annotate)

@@ -3,6 +3,7 @@ Codex home (`$CODEX_HOME`, else `~/.codex`)."""
 
 from jezero.plugin import hookimpl
 
+from .actions import annotate
 from .connector import CodexConnector, CodexOptions, build, discover
 from .demo import demo
 
@@ -13,4 +14,5 @@ DESCRIPTION = "OpenAI Codex CLI sessions ($CODEX_HOME or ~/.codex: sessions/, ar
 
 @hookimpl
 def register_connector_types(register):
-    register("codex", build, description=DESCRIPTION, options=CodexOptions, discover=discover, demo=demo)
+    register("codex", build, description=DESCRIPTION, options=CodexOptions, discover=discover, demo=demo,
+             normalize=annotate)
