@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import pytest
 
@@ -43,6 +44,12 @@ def test_the_example_as_a_wheel_next_to_the_core_in_a_fresh_environment(tmp_path
     for args in (["--package", "jezero"], [str(EXAMPLE)]):
         built = _uv("build", "--offline", "--wheel", "--out-dir", str(wheels), *args, cwd=REPO)
         assert built.returncode == 0, built.stderr
+    # `pip install 'jezero[all]'` brings the first-party plugins.
+    (core,) = wheels.glob("jezero-*.whl")
+    with zipfile.ZipFile(core) as wheel:
+        metadata = wheel.read(next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    for dist in ("jezero-connectors-claude", "jezero-connectors-codex", "jezero-summarizers"):
+        assert f"Requires-Dist: {dist} ; extra == 'all'" in metadata
     venv = tmp_path / "venv"
     assert _uv("venv", "-q", "--offline", "--python", sys.executable, str(venv)).returncode == 0
     python = venv / "bin" / "python"
