@@ -90,3 +90,18 @@ def test_the_example_as_a_wheel_next_to_the_core_in_a_fresh_environment(tmp_path
     assert answer["hits"] and "too many open files" in answer["hits"][0]["title"]
     assert answer["decision"] and answer["decision"][0]["session_id"] == "2026-03-09-cache"
     assert answer["modules"] == ["jezero_connectors_jotter"]  # found through its entry point
+
+
+def test_jezero_up_finds_a_third_party_agent_s_store(register_plugin, isolated_home, monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLE / "src"))
+    import jezero_connectors_jotter
+
+    from jezero import up
+
+    register_plugin(jezero_connectors_jotter, "jotter-example")
+    assert [s for s in up.discover_stores() if s.type == "jotter"] == []
+    store = isolated_home / ".jotter" / "sessions"
+    store.mkdir(parents=True)
+    found = [s for s in up.discover_stores() if s.type == "jotter"]
+    assert found == [up.AgentStore("jotter", {"path": str(store)})]
+    assert 'name = "jotter-local"\ntype = "jotter"' in up.connectors_toml(found)
