@@ -14,9 +14,7 @@ import pytest
 
 from jz_support import needs_plugin
 
-pytestmark = needs_plugin("jezero-summarizers")
-
-
+@needs_plugin("jezero-summarizers")
 @pytest.mark.parametrize("connector", [
     pytest.param("jezero_connectors_claude", marks=needs_plugin("jezero-connectors-claude")),
     pytest.param("jezero_connectors_codex", marks=needs_plugin("jezero-connectors-codex")),
