@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -53,6 +54,7 @@ async def call(url: str, key: str, tool: str, **args):
 async def test_up_demo_ingests_serves_and_answers_a_real_mcp_client():
     proc = subprocess.Popen([*jezero_command(), "up", "--demo", "--port", "0"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=os.environ)
+    config = None
     try:
         printed = await anyio.to_thread.run_sync(read_until, proc, "Press Ctrl+C")
         url = re.search(r"Serving the library on (http://127\.0\.0\.1:\d+/mcp)", printed)[1]
@@ -86,6 +88,8 @@ async def test_up_demo_ingests_serves_and_answers_a_real_mcp_client():
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+        if config:  # the throwaway demo folder
+            shutil.rmtree(os.path.dirname(config), ignore_errors=True)
 
 
 @needs_samples()
