@@ -29,6 +29,8 @@ from jezero.hookspecs import hookimpl
 from jezero.models import SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Atom, Segment, Summary, Usage
 
 TESTING_SUMMARIZER = "testing"
+_KIT = "jezero.plugin.testing"
+_kit_users: list = []  # open libraries that summarise with the kit's summarizer
 
 
 class _TestingSummarizer:
@@ -71,8 +73,11 @@ class Library:
         self.source = name
         self._registered: list[str] = []
         pm = plugins.get_plugin_manager()
-        if summarizer == TESTING_SUMMARIZER and pm.get_plugin("jezero.plugin.testing") is None:
-            self._register(_TestingPlugin(), "jezero.plugin.testing")
+        self._uses_kit = summarizer == TESTING_SUMMARIZER
+        if self._uses_kit:
+            _kit_users.append(self)
+            if pm.get_plugin(_KIT) is None:
+                pm.register(_TestingPlugin(), name=_KIT)
         if plugin is not None and not pm.is_registered(plugin):
             self._register(plugin, f"test:{getattr(plugin, '__name__', type(plugin).__name__)}")
         options = ", ".join(f"{k} = {_toml(v)}" for k, v in (options or {}).items())
@@ -125,12 +130,17 @@ class Library:
             conn.close()
 
     def close(self) -> None:
-        """Remove the plugins this kit registered."""
+        """Remove the plugins this library registered (the kit's summarizer once no open
+        library uses it)."""
         pm = plugins.get_plugin_manager()
         for name in reversed(self._registered):
             if pm.get_plugin(name) is not None:
                 pm.unregister(name=name)
         self._registered.clear()
+        if self._uses_kit and self in _kit_users:
+            _kit_users.remove(self)
+            if not _kit_users and pm.get_plugin(_KIT) is not None:
+                pm.unregister(name=_KIT)
 
     def __enter__(self) -> "Library":
         return self
