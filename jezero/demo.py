@@ -132,4 +132,15 @@ def build(folder: Path, types: dict[str, Any], now: datetime | None = None) -> l
     groups: dict[str, list[SessionSpec]] = {}
     for spec in demo_sessions(now):
         groups.setdefault(spec.agent if spec.agent in writers else fallback, []).append(spec)
-    return [(name, writers[name].demo(folder / name, specs)) for name, specs in groups.items()]
+    written = []
+    for name, specs in groups.items():
+        try:
+            written.append((name, writers[name].demo(folder / name, specs)))
+        except Exception as e:  # a plugin's bug: name the plugin, not a traceback
+            raise DemoWriterFailed(f"connector type {name!r} could not write the demo sessions: "
+                                   f"{type(e).__name__}: {e}") from e
+    return written
+
+
+class DemoWriterFailed(RuntimeError):
+    pass

@@ -100,7 +100,10 @@ def prepare(config_path: Path, *, demo_folder: Path | None = None) -> Setup:
     if demo_folder is not None:
         from jezero import demo, plugins
 
-        written = demo.build(demo_folder / "sessions", plugins.connector_types())
+        try:
+            written = demo.build(demo_folder / "sessions", plugins.connector_types())
+        except demo.DemoWriterFailed as e:
+            raise NoDemoWriter(str(e)) from None
         if not written:
             raise NoDemoWriter("no installed connector type can write demo sessions; "
                                "install one (pip install 'jezero[all]')")
