@@ -206,8 +206,10 @@ def lookup_env(name: str) -> str | None:
     return os.environ.get(name) or _dotenv.get(name) or None
 
 
-def load(path: str | os.PathLike | None = None, *, must_exist: bool = False) -> Config:
-    """Read and validate the config; raises ConfigError listing every problem found."""
+def load(path: str | os.PathLike | None = None, *, must_exist: bool = False, check_plugins: bool = True) -> Config:
+    """Read and validate the config; raises ConfigError listing every problem found.
+    `check_plugins=False`: leave out the checks that load plugins (connector types and options,
+    the summarizer's name), for commands that only read the library."""
     cfg_path = resolve_config_path(path)
     data: dict[str, Any] = {}
     if cfg_path.exists():
@@ -228,7 +230,7 @@ def load(path: str | os.PathLike | None = None, *, must_exist: bool = False) -> 
     except ValidationError as e:
         problems += [_problem(err) for err in e.errors()]
     # Checked on the raw data too, so one run reports every problem, not the first layer's.
-    problems += _semantic_problems(data)
+    problems += _semantic_problems(data, check_plugins)
     if problems:
         raise ConfigError(cfg_path, problems)
     config._path = cfg_path if cfg_path.exists() else None
@@ -250,10 +252,11 @@ def _problem(err: dict) -> Problem:
     return Problem(key, msg)
 
 
-def _semantic_problems(data: dict) -> list[Problem]:
-    """What the schema alone cannot see: duplicates, connector types, variables. Works on the raw
-    TOML so it runs even when the schema found problems. Plugins are consulted only when the
-    config names a connector or a summarizer other than the default."""
+def _semantic_problems(data: dict, check_plugins: bool = True) -> list[Problem]:
+    """What the schema alone cannot see: duplicates, connector types and options, variables. Works
+    on the raw TOML so it runs even when the schema found problems. Plugins are consulted only when
+    the config names a connector or a summarizer other than the default, and not at all with
+    `check_plugins=False` (a command that only reads the library)."""
     problems: list[Problem] = []
 
     def entries(key):
@@ -282,35 +285,62 @@ def _semantic_problems(data: dict) -> list[Problem]:
             problems.append(Problem(key, f"environment variable {var} is not set (nor in the .env beside the config)"))
 
     connectors = entries("connectors")
-    if connectors:
-        from jezero import plugins
-
-        types = plugins.connector_types()
-        for i, c in connectors:
-            name = c.get("type")
-            if not isinstance(name, str):
-                continue
-            t = types.get(name)
-            if t is None:
-                close = _closest(name, list(types))
-                hint = f"; did you mean {close!r}?" if close else f"; known types: {', '.join(sorted(types))}"
-                problems.append(Problem(f"connectors[{i}].type", f"unknown connector type {name!r}{hint}"))
-            elif t.build is None:
-                problems.append(Problem(
-                    f"connectors[{i}].type",
-                    f"connector type {name!r} is planned but not built yet ({t.description}); "
-                    "install a plugin that provides it or remove this connector",
-                ))
+    if connectors and check_plugins:
+        problems += connector_problems(connectors)
 
     summ = data.get("summarizer") if isinstance(data.get("summarizer"), dict) else {}
     name = summ.get("name", "offline")
-    if isinstance(name, str) and name != "offline":
+    if isinstance(name, str) and name != "offline" and check_plugins:
         from jezero import plugins
 
         types = plugins.summarizer_types()
         if name not in types:
             known = ", ".join(sorted(types)) or "none installed (pip install jezero-summarizers)"
             problems.append(Problem("summarizer.name", f"unknown summarizer {name!r}; known: {known}"))
+    return problems
+
+
+def connector_problems(connectors: list[tuple[int, dict]]) -> list[Problem]:
+    """Each connector's type is installed and built, and its options are the ones its type
+    declares, with the declared types: a misspelt or mistyped option is reported with its key
+    before anything runs. A type that declares no options model is not checked here."""
+    from pydantic import ValidationError as OptionsError
+
+    from jezero import plugins
+
+    problems: list[Problem] = []
+    types = plugins.connector_types()
+    for i, c in connectors:
+        name = c.get("type")
+        if not isinstance(name, str):
+            continue
+        t = types.get(name)
+        if t is None:
+            close = _closest(name, list(types))
+            hint = f"; did you mean {close!r}?" if close else f"; known types: {', '.join(sorted(types))}"
+            problems.append(Problem(f"connectors[{i}].type", f"unknown connector type {name!r}{hint}"))
+            continue
+        if t.build is None:
+            problems.append(Problem(
+                f"connectors[{i}].type",
+                f"connector type {name!r} is planned but not built yet ({t.description}); "
+                "install a plugin that provides it or remove this connector",
+            ))
+        options = c.get("options", {})
+        if t.options is None or not isinstance(options, dict):
+            continue  # the schema reports options that are not a table
+        try:
+            t.options.model_validate(options)
+        except OptionsError as e:
+            known = sorted(t.options.model_fields)
+            for err in e.errors():
+                key = f"connectors[{i}].options" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
+                if err["type"] == "extra_forbidden":
+                    close = _closest(str(err["loc"][0]), known)
+                    hint = f"; did you mean {close!r}?" if close else f"; known options of {name!r}: {', '.join(known) or 'none'}"
+                    problems.append(Problem(key, f"unknown option{hint}"))
+                else:  # never echo the value: an option may hold a secret by mistake
+                    problems.append(Problem(key, err["msg"].removeprefix("Value error, ")))
     return problems
 
 

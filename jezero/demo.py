@@ -1,18 +1,19 @@
-"""Made-up sessions for `jezero up --demo`, written at run time in the agents' real on-disk
-formats (Claude Code JSONL and Codex rollouts), so the demo goes through the same connectors,
-pipeline and summarizer as a real store.
+"""Made-up sessions for `jezero up --demo`: what they say (three projects, a decision that
+changes twice, an error and its fix) and which connector type writes each one.
 
-The writers are also what the retrieval benchmark uses to lay out its labelled sessions.
+The core knows no agent's format: each connector type that offers a demo writer
+(`register(..., demo=...)`) writes the sessions handed to it in its agent's real on-disk format
+and returns the options that read them, so the demo goes through the same connectors, pipeline
+and summarizer as a real store, with any one connector distribution installed.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -27,99 +28,16 @@ class Turn:
 
 @dataclass
 class SessionSpec:
-    agent: str  # "claude" | "codex"
+    """A made-up session. `agent` is the connector type that should write it when installed;
+    otherwise another installed type writes it in its own format."""
+
+    agent: str  # a connector type name: "claude", "codex", ...
     cwd: str
     started: datetime
     turns: list[Turn]
     branch: str = "main"
     model: str | None = None
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
-
-
-def _claude_dir_name(cwd: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
-
-
-def write_claude(projects: Path, spec: SessionSpec) -> Path:
-    """A Claude Code 2.x session file under `projects/<encoded cwd>/<id>.jsonl`."""
-    folder = projects / _claude_dir_name(spec.cwd)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{spec.id}.jsonl"
-    t = spec.started
-    parent = None
-    lines = []
-
-    def line(kind: str, message: dict, **extra) -> None:
-        nonlocal parent, t
-        t += timedelta(seconds=40)
-        this = str(uuid.uuid4())
-        lines.append({"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": spec.cwd,
-                      "sessionId": spec.id, "version": "2.1.17", "gitBranch": spec.branch, "type": kind,
-                      "message": message, "uuid": this, "timestamp": t.strftime("%Y-%m-%dT%H:%M:%S.000Z"), **extra})
-        parent = this
-
-    model = spec.model or "claude-sonnet-4-5"
-    for turn in spec.turns:
-        if turn.role == "user":
-            line("user", {"role": "user", "content": turn.text})
-        elif turn.role == "assistant":
-            line("assistant", {"id": f"msg_{uuid.uuid4().hex[:20]}", "type": "message", "role": "assistant",
-                               "model": model, "content": [{"type": "text", "text": turn.text}],
-                               "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 10}})
-        else:
-            call = f"toolu_{uuid.uuid4().hex[:20]}"
-            line("assistant", {"id": f"msg_{uuid.uuid4().hex[:20]}", "type": "message", "role": "assistant",
-                               "model": model, "content": [{"type": "tool_use", "id": call, "name": "Bash",
-                                                            "input": {"command": turn.text}}],
-                               "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 10}})
-            line("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call,
-                                                       "content": turn.output, "is_error": turn.failed}]},
-                 toolUseResult={"stdout": "" if turn.failed else turn.output,
-                                "stderr": turn.output if turn.failed else "", "interrupted": False})
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
-
-
-def write_codex(home: Path, spec: SessionSpec) -> Path:
-    """A Codex rollout (envelope lines) under `sessions/YYYY/MM/DD/`."""
-    day = spec.started
-    folder = home / "sessions" / f"{day:%Y}" / f"{day:%m}" / f"{day:%d}"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"rollout-{day:%Y-%m-%dT%H-%M-%S}-{spec.id}.jsonl"
-    t = spec.started
-    lines = []
-
-    def line(kind: str, payload: dict) -> None:
-        nonlocal t
-        t += timedelta(seconds=30)
-        lines.append({"timestamp": t.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "type": kind, "payload": payload})
-
-    line("session_meta", {"id": spec.id, "timestamp": t.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "cwd": spec.cwd,
-                          "originator": "codex_cli_rs", "cli_version": "0.125.0", "source": "cli",
-                          "model_provider": "openai", "git": {"branch": spec.branch}})
-    line("turn_context", {"cwd": spec.cwd, "approval_policy": "on-request", "model": spec.model or "gpt-5-codex",
-                          "summary": "auto"})
-    for turn in spec.turns:
-        if turn.role == "user":
-            line("response_item", {"type": "message", "role": "user",
-                                   "content": [{"type": "input_text", "text": turn.text}]})
-            line("event_msg", {"type": "user_message", "message": turn.text, "images": []})
-        elif turn.role == "assistant":
-            line("response_item", {"type": "message", "role": "assistant",
-                                   "content": [{"type": "output_text", "text": turn.text}]})
-            line("event_msg", {"type": "agent_message", "message": turn.text})
-        else:
-            call = f"call_{uuid.uuid4().hex[:20]}"
-            line("response_item", {"type": "function_call", "name": "shell", "call_id": call,
-                                   "arguments": json.dumps({"command": ["bash", "-lc", turn.text], "workdir": spec.cwd})})
-            line("response_item", {"type": "function_call_output", "call_id": call, "output": json.dumps(
-                {"output": turn.output, "metadata": {"exit_code": 1 if turn.failed else 0, "duration_seconds": 0.4}})})
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
-
-
-def write(spec: SessionSpec, claude_projects: Path, codex_home: Path) -> Path:
-    return write_claude(claude_projects, spec) if spec.agent == "claude" else write_codex(codex_home, spec)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -203,9 +121,26 @@ DEMO_SEARCHES = [
 ]
 
 
-def build(folder: Path, now: datetime | None = None) -> tuple[Path, Path]:
-    """Write the demo sessions; returns (claude projects folder, codex home)."""
-    claude_projects, codex_home = folder / "claude" / "projects", folder / "codex"
+def build(folder: Path, types: dict[str, Any], now: datetime | None = None) -> list[tuple[str, dict]]:
+    """Write the demo sessions under `folder`, each by the connector type it names or, when that
+    type is not installed, by the first installed type (by name) that has a demo writer. Returns
+    (type name, options) for each type that wrote sessions; empty when no type can."""
+    writers = {name: t for name, t in sorted(types.items()) if t.demo is not None and t.build is not None}
+    if not writers:
+        return []
+    fallback = next(iter(writers))
+    groups: dict[str, list[SessionSpec]] = {}
     for spec in demo_sessions(now):
-        write(spec, claude_projects, codex_home)
-    return claude_projects, codex_home
+        groups.setdefault(spec.agent if spec.agent in writers else fallback, []).append(spec)
+    written = []
+    for name, specs in groups.items():
+        try:
+            written.append((name, writers[name].demo(folder / name, specs)))
+        except Exception as e:  # a plugin's bug: name the plugin, not a traceback
+            raise DemoWriterFailed(f"connector type {name!r} could not write the demo sessions: "
+                                   f"{type(e).__name__}: {e}") from e
+    return written
+
+
+class DemoWriterFailed(RuntimeError):
+    pass

@@ -11,12 +11,15 @@ hookimpl = HookimplMarker("jezero")
 @hookspec
 def register_connector_types(register):
     """Add connector types: `register(name, build, description="", options=None, discover=None,
-    demo=None)`, where `build(options: dict, context: ConnectorContext) -> Connector`. Pass
+    demo=None, normalize=None)`, where `build(options: dict, context: ConnectorContext) -> Connector`. Pass
     `build=None` to declare a type that is planned but not built yet, so check-config can tell it
     from a typo. `options` is a pydantic model class declaring the type's options (check-config
     reports a misspelt or mistyped one); `discover()` returns the options of each store of this
-    agent found on this computer (for `jezero up`); `demo(folder)` writes made-up sessions under
-    `folder` and returns the options that read them (for `jezero up --demo`)."""
+    agent found on this computer (for `jezero up`); `demo(folder, sessions)` writes the made-up
+    sessions it is handed (`jezero.plugin.DemoSession`) under `folder` in its agent's format and
+    returns the options that read them (for `jezero up --demo`); `normalize(blocks)` sets `action`,
+    `command` and `paths` on blocks read back from a stored original, from their tool name and
+    text (for `jezero resummarize`)."""
 
 
 @hookspec

@@ -85,7 +85,10 @@ class ConnectorType:
     plugin: str | None = None  # set by the host: who registered it
     options: Any = None  # a pydantic model class declaring the type's options, or None
     discover: Any = None  # Callable[[], list[dict]]: options for this agent's stores on this computer
-    demo: Any = None  # Callable[[Path], dict]: writes made-up sessions there, returns options to read them
+    demo: Any = None  # Callable[[Path, list[DemoSession]], dict]: writes them there, returns options to read them
+    # Callable[[list[Block]], list[Block]]: sets action/command/paths on blocks read back from a
+    # stored original (only role, kind, tool, is_error and text survive), for `jezero resummarize`.
+    normalize: Any = None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -112,6 +115,14 @@ SUMMARY_MAX_CHARS = 800
 TITLE_MAX_CHARS = 120
 MAX_ATOMS = 12
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_NOT_SLUG = re.compile(r"[^a-z0-9._-]+")
+
+
+def slug(name: str) -> str | None:
+    """A project name as the schema takes it: lower case, each run of other characters a `-`,
+    no leading or trailing `-`, `.` or `_`, at most 63 characters; None when nothing is left."""
+    s = _NOT_SLUG.sub("-", name.strip().lower()).strip("-._")[:63].rstrip("-._")
+    return s if _SLUG.match(s) else None
 
 
 class Atom(BaseModel):

@@ -1,7 +1,9 @@
-"""`jezero up`: the main job on one machine. With no config, no key and no network it finds the
-local Claude Code and Codex stores, writes a config for them with a local client key, ingests
-(the offline summarizer unless a model is configured), and hands over to the HTTP server.
-`--demo` does the same on made-up sessions in a throwaway folder."""
+"""`jezero up`: the main job on one machine. With no config, no key and no network it asks each
+installed connector type where its agent keeps sessions on this computer, writes a config for
+the stores found with a local client key, ingests (the offline summarizer unless a model is
+configured), and hands over to the HTTP server. `--demo` does the same on made-up sessions that
+the installed connector types write in a throwaway folder. Only the connectors know paths and
+formats."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from jezero import config as config_mod
 from jezero.private import private_folder, write_private_text
@@ -18,34 +21,55 @@ from jezero.server.auth import client_toml, key_digest, new_key
 LOCAL_CLIENT = "local"
 
 
+class NoDemoWriter(LookupError):
+    """`up --demo` with no connector type that can write made-up sessions."""
+
+
 @dataclass
 class AgentStore:
-    type: str
-    path: Path
+    type: str  # the connector type that reads it
+    options: dict[str, Any]  # the options that point that type at this store
 
 
-def discover_stores() -> list[AgentStore]:
-    """The agents' stores on this computer, where their own settings put them."""
+def discover_stores(types: dict[str, Any] | None = None, warn=None) -> list[AgentStore]:
+    """The agents' stores on this computer, as each connector type finds its own. A type whose
+    discovery fails is skipped (and `warn` told why): it must not keep the others from being found."""
+    if types is None:
+        from jezero import plugins
+
+        types = plugins.connector_types()
     found = []
-    claude = Path(os.environ["CLAUDE_CONFIG_DIR"]).expanduser() if os.environ.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude"
-    if (claude / "projects").is_dir():
-        found.append(AgentStore("claude", claude / "projects"))
-    codex = Path(os.environ["CODEX_HOME"]).expanduser() if os.environ.get("CODEX_HOME") else Path.home() / ".codex"
-    if (codex / "sessions").is_dir() or (codex / "archived_sessions").is_dir():
-        found.append(AgentStore("codex", codex))
+    for name, t in sorted(types.items()):
+        if t.discover is None or t.build is None:
+            continue
+        try:
+            options = list(t.discover() or [])
+        except Exception as e:  # a plugin's bug: say so, carry on
+            if warn is not None:
+                warn(f"connector type {name!r} could not look for its stores: {type(e).__name__}: {e}")
+            continue
+        found += [AgentStore(name, dict(o)) for o in options if isinstance(o, dict)]
     return found
 
 
-def _toml(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def connectors_toml(stores: list[AgentStore]) -> str:
-    names = {"claude": "claude-local", "codex": "codex-local"}
-    out = []
+    """`[[connectors]]` tables, named `<type>-local` (then `-2`, `-3` for a type's further stores)."""
+    out, seen = [], {}
     for s in stores:
-        out.append(f"[[connectors]]\nname = {_toml(names[s.type])}\ntype = {_toml(s.type)}\n"
-                   f"options = {{ path = {_toml(str(s.path))} }}\n")
+        seen[s.type] = seen.get(s.type, 0) + 1
+        name = f"{s.type}-local" + (f"-{seen[s.type]}" if seen[s.type] > 1 else "")
+        options = ", ".join(f"{k} = {_toml(v)}" for k, v in s.options.items())
+        out.append(f"[[connectors]]\nname = {_toml(name)}\ntype = {_toml(s.type)}\noptions = {{ {options} }}\n")
     return "\n".join(out)
 
 
@@ -67,16 +91,24 @@ class Setup:
     key: str
     created: list[str]  # what this run wrote, for the user to see
     stores: list[AgentStore]
+    warnings: list[str]  # connector types that failed to look for their stores
 
 
 def prepare(config_path: Path, *, demo_folder: Path | None = None) -> Setup:
     """Make sure there is a config with connectors and a local client whose key we hold."""
     created: list[str] = []
+    problems: list[str] = []
     if demo_folder is not None:
-        from jezero import demo
+        from jezero import demo, plugins
 
-        claude_projects, codex_home = demo.build(demo_folder / "sessions")
-        stores = [AgentStore("claude", claude_projects), AgentStore("codex", codex_home)]
+        try:
+            written = demo.build(demo_folder / "sessions", plugins.connector_types())
+        except demo.DemoWriterFailed as e:
+            raise NoDemoWriter(str(e)) from None
+        if not written:
+            raise NoDemoWriter("no installed connector type can write demo sessions; "
+                               "install one (pip install 'jezero[all]')")
+        stores = [AgentStore(name, options) for name, options in written]
         key_file = demo_folder / "local.key"
         write_private_text(
             config_path,
@@ -86,7 +118,7 @@ def prepare(config_path: Path, *, demo_folder: Path | None = None) -> Setup:
         )
         created.append(f"demo sessions in {demo_folder / 'sessions'}")
     else:
-        stores = discover_stores()
+        stores = discover_stores(warn=problems.append)
         key_file = config_mod.default_data_dir() / "local-client.key"
         if not config_path.exists():
             write_private_text(
@@ -110,7 +142,7 @@ def prepare(config_path: Path, *, demo_folder: Path | None = None) -> Setup:
             f.write(f"\n# The local client; its key is in {key_file} (only its digest is here).\n"
                     + client_toml(name, digest, ["*"]))
         created.append(f"a local client key in {key_file}")
-    return Setup(config_path, key, created, stores)
+    return Setup(config_path, key, created, stores, problems)
 
 
 def demo_folder() -> Path:

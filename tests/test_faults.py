@@ -20,8 +20,16 @@ from pathlib import Path
 import pytest
 
 from jz_support import jezero_command, needs_plugin
-from jezero.demo import SessionSpec, Turn, write
+from jezero.demo import SessionSpec, Turn
 from jezero.store import open_readonly
+
+
+def write(spec, claude_projects, codex_home):
+    """One made-up session in its agent's own format (the connectors' demo writers)."""
+    from jezero_connectors_claude.demo import write_claude
+    from jezero_connectors_codex.demo import write_codex
+
+    return write_claude(claude_projects, spec) if spec.agent == "claude" else write_codex(codex_home, spec)
 
 pytestmark = [needs_plugin("jezero-connectors-claude"), needs_plugin("jezero-connectors-codex"),
               needs_plugin("jezero-summarizers")]

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from jz_support import jezero_command, needs_plugin
-from jezero.demo import SessionSpec, Turn, write
+from jezero.demo import SessionSpec, Turn
 from jezero.store import open_readonly
 
 pytestmark = [needs_plugin("jezero-connectors-claude"), needs_plugin("jezero-connectors-codex"),
@@ -53,8 +53,11 @@ def wait_until_writing(proc, wal, timeout=60):
 
 
 def write_all(folder, specs):
+    from jezero_connectors_claude.demo import write_claude
+    from jezero_connectors_codex.demo import write_codex
+
     for spec in specs:
-        write(spec, folder / "claude" / "projects", folder / "codex")
+        write_claude(folder / "claude" / "projects", spec) if spec.agent == "claude" else write_codex(folder / "codex", spec)
 
 
 def config(tmp_path, sessions, name):

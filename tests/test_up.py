@@ -53,6 +53,7 @@ async def call(url: str, key: str, tool: str, **args):
 async def test_up_demo_ingests_serves_and_answers_a_real_mcp_client():
     proc = subprocess.Popen([*jezero_command(), "up", "--demo", "--port", "0"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=os.environ)
+    config = None
     try:
         printed = await anyio.to_thread.run_sync(read_until, proc, "Press Ctrl+C")
         url = re.search(r"Serving the library on (http://127\.0\.0\.1:\d+/mcp)", printed)[1]
@@ -122,5 +123,5 @@ def test_up_finds_the_local_stores_writes_a_config_and_a_key(run_cli, isolated_h
 
 def test_up_without_any_store_says_so_and_serves_an_empty_library(run_cli, isolated_home):
     proc = run_cli("up", "--no-serve", check=True)
-    assert "No Claude Code" in proc.stderr and "jezero up --demo" in proc.stderr
+    assert "No agent store found" in proc.stderr and "claude, codex" in proc.stderr and "jezero up --demo" in proc.stderr
     assert (isolated_home / "data" / "jezero" / "library.sqlite3").exists()

@@ -9,10 +9,16 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from jz_support import needs_plugin
-from jezero.demo import SessionSpec, Turn, write_claude
+from jezero.demo import SessionSpec, Turn
 from jezero.models import ConnectorContext
 from jezero.store import Store
 from jezero.store.warnings import unacknowledged_warnings
+
+
+def write_claude(projects, spec):
+    from jezero_connectors_claude.demo import write_claude  # imported late: the core alone lacks it
+
+    return write_claude(projects, spec)
 
 T0 = datetime(2026, 2, 1, tzinfo=timezone.utc)
 

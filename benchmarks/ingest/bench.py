@@ -1,6 +1,6 @@
 """Ingest throughput: parsing + redaction + segmenting + writing, with a trivial summarizer.
 
-Generates a few hundred sessions in the real Claude Code and Codex formats (jezero.demo's
+Generates a few hundred sessions in the real Claude Code and Codex formats (the connectors' demo
 writers), then runs the real connectors and pipeline into a fresh SQLite file, several times, and
 reports sessions/s and MB/s (medians). The summarizer is a stub that costs nothing, so the figure is
 the pipeline's own cost; a real model call dominates it by orders of magnitude.
@@ -21,7 +21,9 @@ from pathlib import Path
 
 from jezero import hookimpl, plugins
 from jezero.config import Config
-from jezero.demo import SessionSpec, Turn, write
+from jezero.demo import SessionSpec, Turn
+from jezero_connectors_claude.demo import write_claude
+from jezero_connectors_codex.demo import write_codex
 from jezero.ingest.runner import run_connectors
 from jezero.models import Atom, Summary, Usage
 
@@ -53,7 +55,9 @@ def make_sessions(folder: Path, n: int, seed: int = 7) -> int:
                 turns.append(Turn("command", f"pytest -k {rng.choice(WORDS)}", out, failed=rng.random() < 0.2))
         spec = SessionSpec("claude" if i % 2 else "codex", f"/home/dev/src/proj{i % 7}",
                            start + timedelta(hours=i), turns)
-        total += write(spec, folder / "claude" / "projects", folder / "codex").stat().st_size
+        path = (write_claude(folder / "claude" / "projects", spec) if spec.agent == "claude"
+                else write_codex(folder / "codex", spec))
+        total += path.stat().st_size
     return total
 
 

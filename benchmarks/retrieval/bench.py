@@ -1,7 +1,7 @@
 """Retrieval benchmark: can an agent find the session again?
 
 Writes the labelled sessions (specs/) in the real Claude Code and Codex on-disk formats with
-jezero.demo's writers, ingests them with the real connectors and the configured summarizer
+the connectors' demo writers, ingests them with the real connectors and the configured summarizer
 (`offline` by default) through `run_connectors`, then runs every labelled query (queries.py)
 two ways:
 
@@ -40,7 +40,8 @@ sys.path.insert(0, str(HERE))
 import apsw  # noqa: E402
 
 from jezero.config import Config, SearchConfig  # noqa: E402
-from jezero.demo import write_claude, write_codex  # noqa: E402
+from jezero_connectors_claude.demo import write_claude  # noqa: E402
+from jezero_connectors_codex.demo import write_codex  # noqa: E402
 from jezero.ingest.runner import run_connectors  # noqa: E402
 from jezero.query import build_match_query, search  # noqa: E402
 from jezero.store import DEFAULT_TOKENIZER, open_readonly, parse_stored_time  # noqa: E402

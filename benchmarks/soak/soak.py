@@ -38,9 +38,17 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from jz_support import jezero_command  # noqa: E402
 
-from jezero.demo import SessionSpec, Turn, write  # noqa: E402
+from jezero.demo import SessionSpec, Turn  # noqa: E402
 from jezero.server import http_server, key_digest  # noqa: E402
 from jezero.store import open_readonly  # noqa: E402
+
+
+def write(spec, claude_projects, codex_home):
+    """One made-up session in its agent's own format (the connectors' demo writers)."""
+    from jezero_connectors_claude.demo import write_claude
+    from jezero_connectors_codex.demo import write_codex
+
+    return write_claude(claude_projects, spec) if spec.agent == "claude" else write_codex(codex_home, spec)
 
 WORDS = "deploy invoice webhook postgres docker cache queue retry schema token checkout refund".split()
 KEY = "jz_soak-key"

@@ -7,7 +7,6 @@ from typing import Annotated, Optional
 import typer
 
 from jezero import config as config_mod
-from jezero import plugins as plugins_mod
 from jezero.cli import app
 from jezero.cli.common import err, fail, is_terminal, load_config, out, print_json, state
 from jezero.private import write_private_text
@@ -102,6 +101,8 @@ def plugins(
     Set JEZERO_PLUGINS=a,b to load only those entry points (empty: none), and
     JEZERO_TRACE_HOOKS=1 to print every hook call.
     """
+    from jezero import plugins as plugins_mod
+
     info = plugins_mod.plugin_info(all_plugins=all_plugins)
     if hook:
         info = [p for p in info if hook in p["hooks"]]

@@ -7,12 +7,27 @@ import sys
 from typing import Any
 
 import typer
-from rich.console import Console
 
 from jezero import config as config_mod
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class _Console:
+    """A rich Console made on first use: `--json` output never needs one, and importing rich
+    costs a cold command about 60 ms."""
+
+    def __init__(self, **options: Any):
+        self._options, self._console = options, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return getattr(self._console, name)
+
+
+out = _Console(highlight=False, soft_wrap=True)
+err = _Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class State:
@@ -22,10 +37,11 @@ class State:
 state = State()
 
 
-def load_config(*, must_exist: bool = False) -> config_mod.Config:
-    """The config, or a clear message and exit code 2."""
+def load_config(*, must_exist: bool = False, check_plugins: bool = True) -> config_mod.Config:
+    """The config, or a clear message and exit code 2. `check_plugins=False` for a command that
+    only reads the library: it then loads no plugin (see config.load)."""
     try:
-        return config_mod.load(state.config_path, must_exist=must_exist)
+        return config_mod.load(state.config_path, must_exist=must_exist, check_plugins=check_plugins)
     except config_mod.ConfigError as e:
         err.print(f"[red]error:[/red] the config has {len(e.problems)} problem(s):", markup=True)
         for line in str(e).splitlines():

@@ -28,7 +28,7 @@ def _library():
     from jezero.query import ItemNotFound, QueryError
     from jezero.store import StoreError, open_readonly
 
-    cfg = load_config()
+    cfg = load_config(check_plugins=False)  # reading needs no plugin: a cold search stays fast
     try:
         conn = open_readonly(cfg.library_path())
     except StoreError as e:

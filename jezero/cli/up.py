@@ -17,10 +17,11 @@ def up(
     port: Annotated[Optional[int], typer.Option("--port", help="Port to serve on (default: \\[server] port, 8765; 0 picks a free one).")] = None,
     serve: Annotated[bool, typer.Option("--serve/--no-serve", help="Serve MCP after ingesting (default) or stop there.")] = True,
 ) -> None:
-    """Find this computer's Claude Code and Codex sessions, ingest them, and serve them over MCP.
+    """Find this computer's agent sessions, ingest them, and serve them over MCP.
 
-    Needs no config, key or network: it writes a config for the stores it finds and a local
-    client key, uses the offline summarizer unless a model is configured, and prints how to
+    Each installed connector plugin looks for its own agent's store (Claude Code and Codex with
+    `jezero[all]`). Needs no config, key or network: it writes a config for the stores it finds and
+    a local client key, uses the offline summarizer unless a model is configured, and prints how to
     connect Claude Code and Codex.
     """
     from jezero import up as up_mod
@@ -50,11 +51,17 @@ def _up(folder, demo: bool, host, port, serve: bool):
         cfg = config_mod.load(config_path)
     except config_mod.ConfigError as e:
         fail(str(e), 2)
+    except up_mod.NoDemoWriter as e:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        fail(str(e), 2)
+    for line in setup.warnings:
+        err.print(f"warning: {line}", markup=False)
     for line in setup.created:
         err.print(f"wrote {line}", markup=False)
     if not cfg.connectors:
-        err.print("No Claude Code (~/.claude/projects) or Codex (~/.codex/sessions) store found on this computer; "
-                  "serving an empty library. Try `jezero up --demo`.", markup=False)
+        err.print(_nothing_found(), markup=False)
     else:
         err.print(f"ingesting {', '.join(c.name for c in cfg.connectors)} into {cfg.library_path()} "
                   f"(summarizer: {cfg.summarizer.name})", markup=False)
@@ -116,6 +123,17 @@ def _serve(cfg, config_path, setup, host: str, port: int) -> None:
     from jezero.server import http_server
 
     http_server(config_path, host, port, log_level="warning").run(sockets=[sock])
+
+
+def _nothing_found() -> str:
+    from jezero import plugins
+
+    looking = sorted(n for n, t in plugins.connector_types().items() if t.discover is not None and t.build is not None)
+    if not looking:
+        return ("No connector plugin is installed to look for agent stores (pip install 'jezero[all]'); "
+                "serving an empty library.")
+    return (f"No agent store found on this computer (looked for: {', '.join(looking)}); "
+            "serving an empty library. Try `jezero up --demo`.")
 
 
 def _first_item(cfg, project: str) -> int | str:

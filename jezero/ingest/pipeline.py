@@ -97,7 +97,9 @@ def redact_session(session: Session, redactors) -> Session:
             text = r.redact(text)
         return text
 
-    blocks = [replace(b, text=clean(b.text)) for b in session.blocks]
+    # A shell call's command and a file call's paths are text the summarizer reads too.
+    blocks = [replace(b, text=clean(b.text), command=clean(b.command), paths=[clean(p) for p in b.paths])
+              for b in session.blocks]
     return replace(session, blocks=blocks, title=clean(session.title), cwd=session.cwd)
 
 

@@ -12,12 +12,7 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from jezero.hookspecs import hookimpl
-from jezero.models import ProjectHints
-
-
-def slug(name: str) -> str | None:
-    s = re.sub(r"[^a-z0-9._-]+", "-", name.strip().lower()).strip("-.")
-    return s[:63] or None
+from jezero.models import ProjectHints, slug
 
 
 def _parts(cwd: str) -> list[str]:

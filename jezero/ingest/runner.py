@@ -195,11 +195,12 @@ def resummarize(
                 return report
             summarizer = build_summarizer(config)
             budget = Budget(config.summarizer.budget_usd, config.summarizer.budget_tokens)
+            normalizers = _normalizers(config)
             for row in rows:
                 if budget.exhausted:
                     report.budget_reached = True
                     break
-                seg = _segment_from_row(row)
+                seg = _segment_from_row(row, normalizers.get(row["source"]))
                 try:
                     summary, usage = summarizer.summarize(seg)
                 except (BudgetReached, Exception) as e:
@@ -220,12 +221,22 @@ def resummarize(
     return report
 
 
-def _segment_from_row(row: dict) -> Segment:
+def _normalizers(config: Config) -> dict:
+    """Source name -> its connector type's `normalize`: only the connector knows what a tool name
+    means, and a stored original keeps the name, not what the call did."""
+    types = plugins.connector_types()
+    return {c.name: types[c.type].normalize for c in config.connectors
+            if c.type in types and types[c.type].normalize is not None}
+
+
+def _segment_from_row(row: dict, normalize=None) -> Segment:
     session = Session(id=row["session_id"], agent=row["agent"], blocks=[], cursor_key="", cursor_value=None,
                       cwd=row["cwd"], git_branch=row["git_branch"], model=row["model"],
                       parent_id=row["parent_session_id"], project_hint=row["device_project"],
                       started_at=parse_stored_time(row["started_at"]) if row["started_at"] else None)
     blocks = parse_rendered(row["original"])
+    if normalize is not None:
+        blocks = normalize(blocks)
     session.blocks = blocks
     return Segment(uid=row["uid"], source=row["source"], session=session, index=row["segment_index"], blocks=blocks,
                    text=row["original"], content_hash=row["content_hash"],

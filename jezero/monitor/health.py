@@ -15,7 +15,6 @@ Pure functions over the stored connector state; no I/O besides reading it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable

@@ -32,7 +32,8 @@ def dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def clip(text: str | None, limit: int) -> str | None:
+def shorten(text: str | None, limit: int) -> str | None:
+    """At most `limit` characters, an ellipsis marking a cut (a hit's title and summary)."""
     if text is None or len(text) <= limit:
         return text
     return text[: limit - 1].rstrip() + "…"
@@ -45,9 +46,9 @@ def hit(h: dict[str, Any]) -> dict[str, Any]:
             continue
         value = h[key]
         if key == "summary":
-            value = clip(value, HIT_SUMMARY_CHARS)
+            value = shorten(value, HIT_SUMMARY_CHARS)
         elif key == "title":
-            value = clip(value, HIT_TITLE_CHARS)
+            value = shorten(value, HIT_TITLE_CHARS)
         elif key == "score" and isinstance(value, float):
             value = round(value, 4)
         out[key] = value
@@ -100,7 +101,7 @@ def fit_item(answer: dict[str, Any]) -> dict[str, Any]:
     if len(dumps(answer)) > MAX_ANSWER_CHARS and isinstance(answer.get("atoms"), list):
         answer = fit(answer, "atoms", "atoms")
     if len(dumps(answer)) > MAX_ANSWER_CHARS and isinstance(answer.get("summary"), str):
-        answer["summary"] = clip(answer["summary"], MAX_ANSWER_CHARS // 2)
+        answer["summary"] = shorten(answer["summary"], MAX_ANSWER_CHARS // 2)
     return answer
 
 

@@ -3,15 +3,16 @@ repository), for the summarizer tests.
 
 Two ways in. `connector_sessions` uses the `claude` / `codex` connector types through the plugin
 host when they are built. `local_sessions` is a small reader of its own that turns the sample
-JSONL into blocks the way the connectors do (a shell call's text is the command, a file tool's
-text is the path, results carry the tool and `is_error`); it keeps these tests independent of
-connector work in progress. Neither is a connector: no cursors, no sub-agent linking, no
+JSONL into blocks the way the connectors do (each tool call and result says what it did in
+`action`, a shell call carries its `command`, a file tool its `paths`, results carry `is_error`);
+it keeps these tests independent of the connector distributions. Neither is a connector: no cursors, no sub-agent linking, no
 de-duplication beyond what the samples need."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 from datetime import datetime, timezone
 from pathlib import Path
@@ -53,6 +54,45 @@ def _records(path: Path):
             yield json.loads(line)
 
 
+# What the two agents' tools do, as their connectors say it (the summarizers read only this).
+_ACTIONS = {
+    "Bash": "shell", "Read": "read", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit", "Write": "write",
+    "Grep": "search", "Glob": "search", "LS": "search", "TodoWrite": "plan", "Task": "subagent", "Agent": "subagent",
+    "WebFetch": "fetch", "WebSearch": "fetch",
+    "shell": "shell", "exec_command": "shell", "write_stdin": "shell", "apply_patch": "edit", "update_plan": "plan",
+    "web_search": "fetch",
+}
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+
+
+def normalize(blocks: list[Block]) -> list[Block]:
+    """action / command / paths from the tool names, as a connector sets them."""
+    running: dict[str, str] = {}
+    pending: list[str] = []
+    polled: list[str | None] = []
+    for b in blocks:
+        if b.kind not in ("tool_call", "tool_result"):
+            continue
+        b.action = _ACTIONS.get(b.tool or "", "other")
+        if b.kind == "tool_call" and b.tool == "write_stdin":
+            m = re.search(r"session_id\"?\s*:\s*(\d+)", b.text)
+            polled.append(running.get(m.group(1)) if m else None)
+        elif b.kind == "tool_call" and b.action == "shell":
+            b.command = b.text.strip() or None
+            if b.command:
+                pending.append(b.command)
+        elif b.kind == "tool_call" and b.action in ("edit", "write", "read"):
+            b.paths = _PATCH_FILE.findall(b.text) or ([b.text.strip()] if b.text.strip() and "\n" not in b.text.strip() else [])
+        elif b.kind == "tool_result" and b.tool == "write_stdin":
+            b.command = polled.pop(0) if polled else None
+        elif b.kind == "tool_result" and (b.action == "shell" or not b.tool):
+            command = pending.pop(0) if pending else None
+            m = re.search(r"Process running with session ID (\d+)", b.text[:400])
+            if m and command:
+                running[m.group(1)] = command
+    return blocks
+
+
 # -- Claude Code --------------------------------------------------------------------------------
 
 
@@ -71,8 +111,6 @@ def _claude_input(name: str, data) -> str:
 
 
 def _claude_user_text(text: str, time) -> list[Block]:
-    import re
-
     if text.startswith("Caveat: The messages below"):
         return []
     m = re.match(r"\s*<bash-input>(.*?)</bash-input>", text, re.S)
@@ -121,7 +159,7 @@ def _claude_session(path: Path) -> Session:
                     body = "\n".join(b.get("text", "") for b in body if isinstance(b, dict))
                 blocks.append(Block("tool", "tool_result", _clip(str(body or "")), time,
                                     tool=tools.get(item.get("tool_use_id")), is_error=item.get("is_error") is True))
-    return Session(id=str(sid or path.stem), agent="claude-code", blocks=blocks, cursor_key=path.name, cursor_value=None,
+    return Session(id=str(sid or path.stem), agent="claude-code", blocks=normalize(blocks), cursor_key=path.name, cursor_value=None,
                    cwd=cwd, git_branch=branch, started_at=min(times), ended_at=max(times), model=model)
 
 
@@ -153,8 +191,6 @@ def _codex_output(output) -> tuple[str, bool]:
             failed = (data.get("metadata") or {}).get("exit_code", 0) not in (0, None)
         except ValueError:
             pass
-    import re
-
     m = re.search(r"Process exited with code (\d+)", text[:400])
     if m and m.group(1) != "0":
         failed = True
@@ -194,7 +230,7 @@ def _codex_session(path: Path) -> Session:
             elif ptype in ("function_call_output", "custom_tool_call_output"):
                 text, failed = _codex_output(payload.get("output"))
                 blocks.append(Block("tool", "tool_result", text, time, tool=tools.get(payload.get("call_id")), is_error=failed))
-    return Session(id=str(sid or path.stem), agent="codex", blocks=blocks, cursor_key=path.name, cursor_value=None,
+    return Session(id=str(sid or path.stem), agent="codex", blocks=normalize(blocks), cursor_key=path.name, cursor_value=None,
                    cwd=cwd, git_branch=branch, started_at=min(times), ended_at=max(times), model=model)
 
 

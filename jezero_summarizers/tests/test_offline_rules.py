@@ -33,8 +33,9 @@ def texts(summary, type_):
 
 
 def run(command, output, failed=False, tool="Bash"):
-    return [Block("assistant", "tool_call", command, tool=tool),
-            Block("tool", "tool_result", output, tool=tool, is_error=failed)]
+    """A shell call and its output, as a connector gives them: what it did is in `action`."""
+    return [Block("assistant", "tool_call", command, tool=tool, action="shell", command=command),
+            Block("tool", "tool_result", output, tool=tool, is_error=failed, action="shell")]
 
 
 TRACEBACK = """Traceback (most recent call last):
@@ -166,7 +167,8 @@ def test_a_file_only_a_grep_printed_is_kept_below_the_touched_ones():
     s = summarize([
         Block("user", "text", "Receipts show the payment time in UTC instead of local time."),
         *run("grep -rn 'paid_at' templates/mail/", grep),
-        Block("assistant", "tool_call", "/home/ana/src/ledger/billing/mail.py", tool="Edit"),
+        Block("assistant", "tool_call", "/home/ana/src/ledger/billing/mail.py", tool="Edit", action="edit",
+              paths=["/home/ana/src/ledger/billing/mail.py"]),
         Block("assistant", "text", "billing/mail.py now renders receipts inside timezone.override(customer.tz)."),
     ])
     files = texts(s, "file")

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from jezero import hookimpl
-from jezero.models import ConnectorContext
+from jezero.plugin import ConnectorContext, hookimpl
 
-from jezero_connectors_claude.connector import AGENT, ClaudeConnector, build_connector, default_root
+from jezero_connectors_claude.actions import annotate
+from jezero_connectors_claude.connector import (AGENT, ClaudeConnector, ClaudeOptions, build_connector, default_root,
+                                                discover)
+from jezero_connectors_claude.demo import demo
 
 DESCRIPTION = "Claude Code sessions (~/.claude/projects, or $CLAUDE_CONFIG_DIR/projects)"
 
-__all__ = ["AGENT", "ClaudeConnector", "build", "default_root", "register_connector_types"]
+__all__ = ["AGENT", "ClaudeConnector", "ClaudeOptions", "build", "default_root", "register_connector_types"]
 
 
 def build(options: dict[str, Any], context: ConnectorContext) -> ClaudeConnector:
@@ -23,4 +25,5 @@ def build(options: dict[str, Any], context: ConnectorContext) -> ClaudeConnector
 
 @hookimpl
 def register_connector_types(register):
-    register("claude", build, description=DESCRIPTION)
+    register("claude", build, description=DESCRIPTION, options=ClaudeOptions, discover=discover, demo=demo,
+             normalize=annotate)

@@ -16,14 +16,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jezero.ingest.files import expand, file_signature
-from jezero.models import ConnectorContext, Session
+from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, read_options
 
+from jezero_connectors_claude.actions import annotate
 from jezero_connectors_claude.reader import Thread, TranscriptRead, read_transcript
 from jezero_connectors_claude.store import TranscriptFile, walk
 
 AGENT = "claude-code"
-OPTIONS = ("path",)
+
+
+class ClaudeOptions(Options):
+    """A Claude Code store root (the folder holding `projects/`) or its `projects/` folder;
+    default `$CLAUDE_CONFIG_DIR/projects` if set, else `~/.claude/projects`."""
+
+    path: FolderPath | None = None
 
 
 def default_root() -> Path:
@@ -152,7 +158,7 @@ def _session(thread: Thread, *, id: str, parent_id: str | None, cursor_key: str,
     return Session(
         id=id,
         agent=AGENT,
-        blocks=list(blocks),
+        blocks=annotate(list(blocks)),
         cursor_key=cursor_key,
         cursor_value=cursor_value,
         cwd=thread.cwd or (fallback.cwd if fallback else None),
@@ -194,14 +200,11 @@ def _meta_title(path: Path) -> str | None:
 
 def build_connector(options: dict[str, Any] | None, context: ConnectorContext,
                     default: Callable[[], Path] = default_root) -> ClaudeConnector:
-    options = dict(options or {})
-    unknown = sorted(k for k in options if k not in OPTIONS)
-    if unknown:
-        names = ", ".join(repr(k) for k in unknown)
-        raise ValueError(f"claude connector: unknown option {names} (known: {', '.join(OPTIONS)})")
-    path = options.get("path")
-    if path is None:
-        return ClaudeConnector(default(), context)
-    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ValueError(f"claude connector: option 'path' must be a folder path, got {path!r}")
-    return ClaudeConnector(expand(str(path)), context)
+    opts = read_options(ClaudeOptions, options, "claude connector")
+    return ClaudeConnector(opts.path if opts.path is not None else default(), context)
+
+
+def discover() -> list[dict[str, Any]]:
+    """This computer's Claude Code store, where Claude Code's own settings put it."""
+    root = default_root()
+    return [{"path": str(root)}] if root.is_dir() else []

@@ -13,8 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from jezero.ingest.files import JsonlStream, clip, parse_time, strip_ansi
-from jezero.models import Block
+from jezero.plugin import Block, JsonlStream, clip, parse_time, strip_ansi
 
 from jezero_connectors_claude.render import (
     COMPACT_PREFIX,

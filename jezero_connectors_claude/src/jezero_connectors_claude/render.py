@@ -8,8 +8,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from jezero.ingest.files import TOOL_TEXT_LIMIT, clip, strip_ansi
-from jezero.models import Block
+from jezero.plugin import TOOL_TEXT_LIMIT, Block, clip, strip_ansi
 
 # A pasted log or a long final report: keep head and tail, like tool output, but allow more,
 # since prompts and answers are what a summary is mostly about.

@@ -16,12 +16,15 @@ from typing import Any, Iterator
 
 import zstandard
 
-from jezero.ingest.files import JsonlStream, expand, file_signature
-from jezero.models import ConnectorContext, Session
+from jezero.plugin import ConnectorContext, FolderPath, JsonlStream, Options, Session, expand, file_signature, read_options
 
 from . import legacy, reader, store
+from .actions import annotate
 
-OPTIONS = ("path",)
+class CodexOptions(Options):
+    """A Codex home (the folder holding `sessions/`); default `$CODEX_HOME`, else `~/.codex`."""
+
+    path: FolderPath | None = None
 
 
 def default_home() -> str:
@@ -29,16 +32,15 @@ def default_home() -> str:
 
 
 def build(options: dict[str, Any] | None, context: ConnectorContext) -> "CodexConnector":
-    options = dict(options or {})
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise ValueError(f"codex: unknown option {', '.join(map(repr, unknown))} (known: {', '.join(OPTIONS)})")
-    path = options.get("path")
-    if path is None:
-        path = default_home()
-    elif not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ValueError(f"codex: option 'path' must be a folder path, got {path!r}")
-    return CodexConnector(expand(str(path)), context)
+    opts = read_options(CodexOptions, options, "codex")
+    return CodexConnector(opts.path if opts.path is not None else expand(default_home()), context)
+
+
+def discover() -> list[dict[str, Any]]:
+    """This computer's Codex home, when Codex has written sessions there."""
+    home = expand(default_home())
+    found = (home / "sessions").is_dir() or (home / "archived_sessions").is_dir()
+    return [{"path": str(home)}] if found else []
 
 
 class CodexConnector:
@@ -72,8 +74,9 @@ class CodexConnector:
         for ref, sig in rollouts:
             session = self._rollout(ref, sig, cursor.get(ref.key), names, parent_records)
             if session is not None:
-                yield session
-        yield from self._documents(_stat(f for f in files.values() if f.document), cursor, names)
+                yield _annotated(session)
+        for session in self._documents(_stat(f for f in files.values() if f.document), cursor, names):
+            yield _annotated(session)
 
     # ------------------------------------------------------------------------------------------
 
@@ -156,6 +159,11 @@ class CodexConnector:
             if covers[key]:
                 session.cursor_value["covers"] = dict(covers[key])
             yield session
+
+
+def _annotated(session: Session) -> Session:
+    annotate(session.blocks)  # what each tool call did: the summarizers read that, not tool names
+    return session
 
 
 def _stat(refs) -> list[tuple[store.RolloutFile, list[int]]]:

@@ -13,8 +13,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator
 
-from jezero.ingest.files import JsonlRead, JsonlStream, clip, parse_time
-from jezero.models import TITLE_MAX_CHARS, Block, Session
+from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, JsonlStream, Session, clip, parse_time
 
 from . import render
 

@@ -10,7 +10,7 @@ import re
 import shlex
 from typing import Any
 
-from jezero.ingest.files import clip, strip_ansi
+from jezero.plugin import clip, strip_ansi
 
 # Text the harness injects as a "user" message: context and instructions, not something a
 # person typed. A message made only of these is dropped; a mixed one keeps its other parts.

@@ -11,21 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from jezero import hookimpl
-from jezero.models import ConnectorContext
+from jezero.plugin import ConnectorContext, FolderPath, Options, hookimpl
 
 from jezero_connectors_inbox.connectors import InboxClaude, InboxCodex, build_claude, build_codex
 
 __all__ = ["InboxClaude", "InboxCodex", "register_connector_types"]
 
 
-class InboxOptions(BaseModel):
+class InboxOptions(Options):
     """`path`: the device's folder for this agent, `<inbox>/<device>/<agent>`."""
 
-    model_config = ConfigDict(extra="forbid")
-    path: str
+    path: FolderPath
 
 
 def _claude(options: dict[str, Any], context: ConnectorContext) -> InboxClaude:

@@ -1,7 +1,7 @@
 """Jezero summarizers: `offline` (no model; the default) and `llm` (litellm: any Anthropic or
 OpenAI-compatible endpoint). Neither module imports litellm; `llm` does on its first call."""
 
-from jezero import hookimpl
+from jezero.plugin import hookimpl
 
 from jezero_summarizers import llm, offline
 from jezero_summarizers.errors import SummarizerError

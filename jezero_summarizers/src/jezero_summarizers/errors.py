@@ -4,7 +4,7 @@ so that a failed call still reports what it cost (`usage`)."""
 
 from __future__ import annotations
 
-from jezero.models import Usage
+from jezero.plugin import Usage
 
 
 class SummarizerError(RuntimeError):

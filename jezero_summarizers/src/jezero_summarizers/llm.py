@@ -19,8 +19,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from jezero.config import SummarizerConfig, lookup_env
-from jezero.models import ATOM_TYPES, MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Segment, Summary, Usage
+from jezero.plugin import (ATOM_TYPES, MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Segment, Summary,
+                           SummarizerConfig, Usage, lookup_env, slug)
 from pydantic import ValidationError
 
 from jezero_summarizers import prompt
@@ -242,8 +242,6 @@ def _api_key(config: SummarizerConfig, model: str) -> str | None:
 # -- the answer -------------------------------------------------------------------------------------
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.I)
-_SLUG_CHARS = re.compile(r"[^a-z0-9._-]+")
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
 
 def parse_answer(content: str | None, output_language: str | None = None) -> Summary:
@@ -305,8 +303,7 @@ def _tidy(data: dict, output_language: str | None) -> dict:
         out["atoms"] = []
     project = out.get("project")
     if isinstance(project, str):
-        slug = _SLUG_CHARS.sub("-", project.strip().lower()).strip("-._")[:63]
-        out["project"] = slug if _SLUG.match(slug) else None
+        out["project"] = slug(project)
     elif project is not None:
         out["project"] = None
     language = out.get("language")

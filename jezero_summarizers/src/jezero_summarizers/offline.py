@@ -13,11 +13,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
-from jezero.config import SummarizerConfig
-from jezero.models import MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Block, Segment, Session, Summary, Usage
+from jezero.plugin import (MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Block, Segment, Session, SummarizerConfig,
+                           Summary, Usage, slug)
 
 from jezero_summarizers import extract
-from jezero_summarizers.extract import Candidate, Digest, clip, content_words, sentences, short_error, squash
+from jezero_summarizers.extract import Candidate, Digest, content_words, one_line, sentences, short_error, squash
 
 DESCRIPTION = "no model: title, summary and atoms extracted from the transcript (the default)"
 
@@ -74,7 +74,7 @@ class OfflineSummarizer:
         d = extract.digest(blocks, cwd=session.cwd)
         labels = _LABELS.get(d.language or "en", _LABELS["en"])
         strong = [r for r in d.requests if not r.weak]
-        atoms = select_atoms(d, clip(_request_line(strong[0], labels), 300) if strong else "")
+        atoms = select_atoms(d, one_line(_request_line(strong[0], labels), 300) if strong else "")
         project = project_slug(session.cwd)
         title = _title(d, session, segment.index, labels, atoms)
         text = _summary(d, session, segment.index, labels, title)
@@ -180,7 +180,7 @@ def _request_line(request: extract.Request, labels: dict) -> str:
     if error and _head(error) not in text.lower() and _head(request.error) not in text.lower():
         text = f"{text} {error}" if text.endswith((".", ":", "!", "?", "…")) else f"{text}: {error}"
     if request.weak and request.context:
-        ctx = clip(request.context, 80)
+        ctx = one_line(request.context, 80)
         text = f"{text.rstrip('.!')} ({labels['after']} `{ctx}`)" if "\n" not in request.context else text
     return text
 
@@ -193,28 +193,28 @@ def _head(error: str) -> str:
 def _title(d: Digest, session: Session, index: int, labels: dict, atoms: list[Candidate]) -> str:
     strong = [r for r in d.requests if not r.weak]
     if strong:
-        return clip(_request_line(strong[0], labels), TITLE_MAX_CHARS)
+        return one_line(_request_line(strong[0], labels), TITLE_MAX_CHARS)
     if index > 0:
         # A later part of a long session, where nobody asked anything new: what the session was
         # for, and what this part is about. Parts must not all read "Fix the build (part N)".
         base = _session_request(session, labels) or session.title
         detail = _detail(d, atoms)
         if base and detail:
-            return clip(f"{clip(base, 64)} — {detail}", TITLE_MAX_CHARS)
+            return one_line(f"{one_line(base, 64)} — {detail}", TITLE_MAX_CHARS)
         if base or detail:
             part = f" (part {index + 1})"
-            return clip(base or detail, TITLE_MAX_CHARS - len(part)) + part
+            return one_line(base or detail, TITLE_MAX_CHARS - len(part)) + part
     if d.requests and not session.title:
-        return clip(_request_line(d.requests[0], labels), TITLE_MAX_CHARS)
+        return one_line(_request_line(d.requests[0], labels), TITLE_MAX_CHARS)
     if session.title:
         part = f" (part {index + 1})" if index else ""
-        return clip(session.title, TITLE_MAX_CHARS - len(part)) + part
+        return one_line(session.title, TITLE_MAX_CHARS - len(part)) + part
     if d.outcome_sentences:
-        return clip(d.outcome_sentences[0], TITLE_MAX_CHARS)
+        return one_line(d.outcome_sentences[0], TITLE_MAX_CHARS)
     if d.last_command:
-        return clip(f"$ {d.last_command}", TITLE_MAX_CHARS)
+        return one_line(f"$ {d.last_command}", TITLE_MAX_CHARS)
     project = project_slug(session.cwd)
-    return clip(f"{session.agent} session" + (f" in {project}" if project else ""), TITLE_MAX_CHARS)
+    return one_line(f"{session.agent} session" + (f" in {project}" if project else ""), TITLE_MAX_CHARS)
 
 
 def _session_request(session: Session, labels: dict) -> str | None:
@@ -238,15 +238,15 @@ def _detail(d: Digest, atoms: list[Candidate]) -> str | None:
     for type_ in ("error", "fix", "decision"):
         for a in atoms:
             if a.type == type_:
-                return clip(short_error(a.text) if type_ == "error" else a.text, 60)
+                return one_line(short_error(a.text) if type_ == "error" else a.text, 60)
     edited = [a.text for a in atoms if a.type == "file" and a.text in d.edited]
     if edited:
-        return clip(edited[0], 60)
+        return one_line(edited[0], 60)
     commands = [a.text for a in atoms if a.type == "command" and "\n" not in a.text]
     if commands:
-        return clip(f"`{commands[0]}`", 60)
+        return one_line(f"`{commands[0]}`", 60)
     if d.outcome_sentences:
-        return clip(d.outcome_sentences[0], 60)
+        return one_line(d.outcome_sentences[0], 60)
     return None
 
 
@@ -258,14 +258,14 @@ def _summary(d: Digest, session: Session, index: int, labels: dict, title: str) 
     first = strong[0] if strong else (d.requests[0] if d.requests else None)
     base = _session_request(session, labels) or session.title if not strong and index > 0 else None
     if base:  # a later part of a long session: what it continues, and whatever was said in it
-        parts.append(f"{labels['continues']}: {clip(base, 200)}")
+        parts.append(f"{labels['continues']}: {one_line(base, 200)}")
         others = d.requests
     elif first is not None:
-        parts.append(f"{labels['asked']}: {clip(_request_line(first, labels), 300)}")
+        parts.append(f"{labels['asked']}: {one_line(_request_line(first, labels), 300)}")
         others = [r for r in d.requests if r is not first]
     else:
         others = []
-    more = [clip(_request_line(r, labels), 120) for r in others][:2]
+    more = [one_line(_request_line(r, labels), 120) for r in others][:2]
     if more:
         parts.append(f"{labels['then']}: " + "; ".join(more))
     head = " ".join(p if p.endswith((".", "?", "!", "…")) else p + "." for p in parts)
@@ -273,12 +273,12 @@ def _summary(d: Digest, session: Session, index: int, labels: dict, title: str) 
     if prose:
         room = SUMMARY_MAX_CHARS - len(head) - len(labels["outcome"]) - 4
         if room > 40:
-            head = f"{head} {labels['outcome']}: {clip(prose, room)}".strip()
+            head = f"{head} {labels['outcome']}: {one_line(prose, room)}".strip()
     elif d.last_command:
         room = SUMMARY_MAX_CHARS - len(head) - len(labels["last"]) - 6
         if room > 20:
-            head = f"{head} {labels['last']}: `{clip(d.last_command, min(room, 200))}`".strip()
-    return clip(head or title or labels["empty"], SUMMARY_MAX_CHARS)
+            head = f"{head} {labels['last']}: `{one_line(d.last_command, min(room, 200))}`".strip()
+    return one_line(head or title or labels["empty"], SUMMARY_MAX_CHARS)
 
 
 def _questions(d: Digest, atoms: list[Candidate], project: str | None, labels: dict, shown: str = "",
@@ -452,9 +452,9 @@ def project_slug(cwd: str | None) -> str | None:
     if len(parts) >= 2 and parts[0].lower() in ("users", "home") and len(parts) == 2:
         return None  # a home folder names a person, not a project
     for part in reversed(parts):
-        slug = re.sub(r"[^a-z0-9._-]+", "-", part.lower()).strip("-._")[:63]
-        if slug and slug not in _GENERIC_DIRS:
-            return slug
+        name = slug(part)
+        if name and name not in _GENERIC_DIRS:
+            return name
     return None
 
 

@@ -9,7 +9,7 @@ query language finds sessions held in any language."""
 
 from __future__ import annotations
 
-from jezero.models import ATOM_TYPES, MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Segment
+from jezero.plugin import ATOM_TYPES, MAX_ATOMS, SUMMARY_MAX_CHARS, TITLE_MAX_CHARS, Segment
 
 # Names for the languages people are likely to set; any other code is passed as written.
 LANGUAGES = {

@@ -1,0 +1,68 @@
+"""The one module a plugin author imports. Everything a connector, redactor, summarizer or
+project-hint resolver needs is here; the rest of `jezero` is private and free to change.
+
+- the hook marker: `hookimpl`;
+- for summarizers: `SummarizerConfig` (the `[summarizer]` table) and `lookup_env` (a variable
+  from the environment or the `.env` beside the config), the schema limits `MAX_ATOMS`,
+  `SUMMARY_MAX_CHARS`, `TITLE_MAX_CHARS`, `ATOM_TYPES`, and `slug` (a project name as the schema
+  takes it);
+- what flows between the stages: `Session`, `Block` (with `ROLES`, `KINDS`, `ACTIONS`),
+  `Segment`, `Summary`, `Atom`, `Usage`, `ProjectHints`, and the `Connector` / `Summarizer`
+  protocols with the `ConnectorContext` a connector is built with;
+- declaring options: `Options` (unknown keys refused), `FolderPath`, `read_options`;
+- the file helpers a file-based connector needs: `read_jsonl` (tolerant, leaves a half-written
+  last line for the next run) and `JsonlStream` (the same, line by line, for files of any size), `file_signature` (for cursors), `parse_time`, `clip` (head and
+  tail of a long text), `strip_ansi`, `expand`, `TOOL_TEXT_LIMIT`;
+- made-up sessions for `jezero up --demo`: `DemoSession` and `Turn`;
+- the test kit is `jezero.plugin.testing` (imported on its own: it brings the pipeline and the
+  store).
+"""
+
+from jezero.config import SummarizerConfig, lookup_env
+from jezero.demo import SessionSpec as DemoSession
+from jezero.demo import Turn
+from jezero.hookspecs import hookimpl
+from jezero.ingest.files import (
+    TOOL_TEXT_LIMIT,
+    JsonlRead,
+    JsonlStream,
+    clip,
+    expand,
+    file_signature,
+    parse_time,
+    read_jsonl,
+    strip_ansi,
+)
+from jezero.models import (
+    ACTIONS,
+    ATOM_TYPES,
+    KINDS,
+    MAX_ATOMS,
+    ROLES,
+    SUMMARY_MAX_CHARS,
+    TITLE_MAX_CHARS,
+    Atom,
+    Block,
+    Connector,
+    ConnectorContext,
+    ConnectorType,
+    ProjectHints,
+    Redactor,
+    Segment,
+    Session,
+    Summarizer,
+    SummarizerType,
+    Summary,
+    Usage,
+    slug,
+    utc,
+)
+from jezero.options import FolderPath, Options, read_options
+
+__all__ = [
+    "ACTIONS", "ATOM_TYPES", "KINDS", "MAX_ATOMS", "ROLES", "SUMMARY_MAX_CHARS", "TITLE_MAX_CHARS", "TOOL_TEXT_LIMIT",
+    "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "FolderPath", "JsonlRead", "JsonlStream",
+    "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerConfig", "SummarizerType",
+    "Summary", "Turn", "Usage", "clip", "expand", "file_signature", "hookimpl", "lookup_env", "parse_time",
+    "read_jsonl", "read_options", "slug", "strip_ansi", "utc",
+]
