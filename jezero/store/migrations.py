@@ -96,7 +96,18 @@ def _v4(db, tokenizer: str) -> None:
     db.execute("CREATE INDEX items_project_source_time ON items(project, source, occurred_at)")
 
 
-MIGRATIONS = [_v1, _v2, _v3, _v4]  # index + 1 = the version it produces
+def _v5(db, tokenizer: str) -> None:
+    """The messages layer (jezero/store/messages.py): a table of every item's messages and their
+    own word-level FTS5 index. An existing library gets the messages of the items it holds from
+    their stored originals, inside this migration's transaction; cursors are left alone, so no
+    connector reads anything again and nothing is summarised again."""
+    from jezero.store import format_time, messages
+
+    messages.create(db)
+    messages.backfill(db, format_time)
+
+
+MIGRATIONS = [_v1, _v2, _v3, _v4, _v5]  # index + 1 = the version it produces
 LATEST = len(MIGRATIONS)
 
 
