@@ -185,7 +185,8 @@ class _Stored:
     original: str
 
 
-def create(db, tokenizer: str = MESSAGES_TOKENIZER) -> None:
+def create(db, tokenizer: str | None = None) -> None:
+    tokenizer = tokenizer or MESSAGES_TOKENIZER
     db.execute(SCHEMA)
     tok = tokenizer.replace("'", "''")
     db.execute(f"CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages', content_rowid='id', "
