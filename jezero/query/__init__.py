@@ -2,7 +2,8 @@
 It knows nothing of MCP, HTTP or the terminal; the server, the CLI and the app only call it and
 format what it returns, so what a person sees is what an agent sees.
 
-    search(conn, query, ...)       ranked items for free text
+    search(conn, query, ...)       ranked items for free text (items and messages fused)
+    recall(conn, query, ...)       the messages that hold the words, in their context
     later(conn, item_id, query)    newer items on the same subject (or, failing that, by date)
     timeline(conn, project|source) items by date, newest first
     get_item(conn, item_id)        one item in full, the original transcript on request
@@ -71,6 +72,7 @@ from __future__ import annotations
 
 from jezero.query.errors import ItemNotFound, QueryError
 from jezero.query.library import catalog, get_item, overview
+from jezero.query.recall import recall
 from jezero.query.search import later, search, timeline
 from jezero.query.terms import build_match_query
 
@@ -82,6 +84,7 @@ __all__ = [
     "get_item",
     "later",
     "overview",
+    "recall",
     "search",
     "timeline",
 ]

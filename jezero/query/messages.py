@@ -60,7 +60,7 @@ def check_expression(conn: apsw.Connection, expr) -> str:
     if "\x00" in expr:
         raise QueryError("boolean query: contains a NUL character")
     try:
-        conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT 0", (expr,)).fetchall()
+        conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (expr,)).fetchall()
     except apsw.SQLError as e:
         reason = str(e).split(":", 1)[-1].strip()
         raise QueryError(f"boolean query is not a valid FTS5 expression ({reason}): {expr!r}; "
@@ -146,6 +146,9 @@ class Match:
     matched: list[str] = field(default_factory=list)
 
 
+# matches(): how many of FTS5's best rows to read when filters apply, per row wanted.
+FILTER_HEADROOM = 4
+
 ORDERS = {
     "relevance": "b, m.id",
     "newest": "m.at DESC, m.id DESC",
@@ -158,11 +161,22 @@ def matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: in
     """The first `fetch` messages matching `expr` that pass `filters`, in `order`. CROSS JOIN
     keeps the FTS5 table as the outer loop (one walk of the posting lists, not one per row)."""
     where, args = filters.sql()
-    sql = (f"SELECT {_COLS}, bm25(messages_fts) AS b FROM messages_fts "
-           f"CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
-           f"WHERE messages_fts MATCH ? {'AND ' + where if where else ''} ORDER BY {ORDERS[order]} LIMIT ?")
-    rows = conn.execute(sql, [expr, *args, fetch]).fetchall()
     ranked = order == "relevance"
+    rows = None
+    if ranked and where:
+        # Most messages pass the usual filters: rank in FTS5 alone first, then read the rows of
+        # the best few only. Reading every match's row to filter it cost as much as ranking.
+        rows = conn.execute(
+            f"SELECT {_COLS}, c.b FROM (SELECT rowid AS id, bm25(messages_fts) AS b FROM messages_fts "
+            f"WHERE messages_fts MATCH ? ORDER BY b, rowid LIMIT ?) AS c CROSS JOIN messages AS m ON m.id = c.id "
+            f"WHERE {where} ORDER BY c.b, m.id LIMIT ?", [expr, fetch * FILTER_HEADROOM, *args, fetch]).fetchall()
+        if len(rows) < fetch:
+            rows = None  # the filters left too few: rank every match that passes them
+    if rows is None:
+        sql = (f"SELECT {_COLS}, bm25(messages_fts) AS b FROM messages_fts "
+               f"CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+               f"WHERE messages_fts MATCH ? {'AND ' + where if where else ''} ORDER BY {ORDERS[order]} LIMIT ?")
+        rows = conn.execute(sql, [expr, *args, fetch]).fetchall()
     return [Match(*r[:11], r[11], i if ranked else -1) for i, r in enumerate(rows)]
 
 
