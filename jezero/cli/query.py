@@ -51,14 +51,17 @@ def search(
     since: SinceOpt = None,
     limit: LimitOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made up.")] = False,
+    lanes: Annotated[str, typer.Option("--lanes", help="Rankings to use: items, messages, or both (fused per session).")] = "items,messages",
     json_out: JsonOpt = False,
 ) -> None:
-    """Search past work: literal words, best match first, recent work slightly favoured."""
+    """Search past work: literal words, best match first, recent work slightly favoured. The items'
+    summaries and the sessions' transcript messages are ranked apart and fused per session."""
     from jezero import query as q
 
     with _library() as (conn, options):
         hits = q.search(conn, query, allowed=ALL_SOURCES, source=source, project=project, since=since,
-                        limit=limit, options=options, explain=explain)
+                        limit=limit, options=options, explain=explain,
+                        lanes=[x.strip() for x in lanes.split(",") if x.strip()])
     if json_out:
         print_json(hits)
         return
@@ -161,6 +164,18 @@ def _print_hit(h: dict[str, Any]) -> None:
 
 
 def _print_explain(e: dict[str, Any]) -> None:
+    fusion = e.get("fusion")
+    if fusion:
+        ranks = [f"items #{fusion['items_rank']}" if fusion.get("items_rank") else "items: not found",
+                 f"messages #{fusion['messages_rank']}" if fusion.get("messages_rank") else "messages: not found"]
+        line = f"    fused {fusion['score']:.4g} ({', '.join(ranks)})"
+        if fusion.get("matched_terms"):
+            line += f"; message {fusion['message_id']} ({fusion['message_role']}) holds: " + ", ".join(fusion["matched_terms"])
+        if fusion.get("left_out_of_messages"):
+            line += "; too common for the messages: " + ", ".join(fusion["left_out_of_messages"])
+        out.print(line, markup=False, style="cyan")
+    if "bm25" not in e:
+        return
     fields = e.get("fields") or {}
     parts = ", ".join(f"{k} {v:.3g}" for k, v in fields.items() if v)
     line = (f"    bm25 {e['bm25']:.4g}: relevance {e['relevance']:.4g} x recency {e['recency_factor']:.3f} "

@@ -90,7 +90,7 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             left_out = []
             for t in terms:
                 ids = mq.ids_up_to(conn, t, LANE_MAX_ROWS + 1)
-                if len(ids) > LANE_MAX_ROWS:
+                if len(ids) > LANE_MAX_ROWS or 2 * len(ids) >= total:  # (bm25 floors the IDF at N/2 too)
                     left_out.append(t.text)
                 elif ids:
                     kept.append((t, ids))
