@@ -29,15 +29,16 @@ class SessionCorpus(Corpus):
         rng = self.rng
         item = self.item(i, n)
         msgs: list[MessageRecord] = []
-        if rng.random() < 0.03:
-            msgs.append(MessageRecord("user", ROUTINE_PROMPT))
+        routine = rng.random() < 0.03
+        if routine:
+            msgs.append(MessageRecord("user", ROUTINE_PROMPT))  # the only prompt: the agent works alone
             turns = rng.randint(2, 5)
         else:
             turns = rng.randint(3, 17)
         if rng.random() < 0.08 and i > 10:
             item.parent_session_id = f"s{rng.randrange(i)}"
         for t in range(turns):
-            if t or not msgs:
+            if not routine:
                 msgs.append(MessageRecord("user", self.text(rng.randint(8, 60))))
             for _ in range(rng.randint(0, 3)):
                 msgs.append(MessageRecord("tool", self.text(rng.randint(4, 20)), tool="Bash"))

@@ -231,6 +231,13 @@ def ids_up_to(conn: apsw.Connection, term: Term, cap: int) -> list[int]:
                                        (term.quoted, cap))]
 
 
+def token_rows(conn: apsw.Connection, token: str, cap: int) -> int:
+    """How many messages hold this one token (as the tokenizer wrote it), counting up to `cap`."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    return conn.execute("SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+                        (quoted, cap)).fetchone()[0]
+
+
 def message_count(conn: apsw.Connection) -> int:
     """N as FTS5's bm25 sees it: the first varint of the index's averages record."""
     row = conn.execute("SELECT block FROM messages_fts_data WHERE id = 1").fetchone()
