@@ -62,7 +62,8 @@ which are summarised after they end.
 DESCRIPTIONS = {
     "search": """\
 Search past sessions. Returns items (id, title, clipped summary, project, source, agent, date, \
-score), best first, relevance blended with recency. Call it before non-trivial work. Matching is \
+score), one per session, best first: the items' summaries (relevance blended with recency) and \
+the sessions' transcript messages are ranked apart and fused. Call it before non-trivial work. Matching is \
 literal and on words or fragments: use two to five distinctive words (names of tools, files, \
 services, error codes; quotes for an exact phrase); if nothing fits, retry with a synonym, the \
 singular or a shorter fragment. Filter with project, source and since instead of adding those \
