@@ -214,3 +214,18 @@ def test_a_library_without_the_messages_layer_says_so(tmp_path):
     Store(path, migrate_to=4).close()
     found = recall(open_readonly(path), "anything")
     assert found["hits"] == [] and "no messages index" in found["note"]
+
+
+def test_a_common_term_is_ranked_among_its_newest_matches_and_rare_ones_in_full(tmp_path, monkeypatch):
+    messages_module = importlib.import_module("jezero.query.messages")
+    conn = library(tmp_path, [
+        session("old", [("user", "the omicron fix")], day=0),  # the only omicron, older than every 'the'
+        *[session(f"n{i}", [("user", f"the note {i}")], day=1 + i) for i in range(6)],
+    ])
+    monkeypatch.setattr(messages_module, "RANK_CAP", 3)
+    found = recall(conn, "the omicron", window=0)
+    assert found["hits"][0]["session_id"] == "old" and found["hits"][0]["explain"]["coverage"] == 2
+    assert "of the, the 3 most recent matches" in found["hits"][0]["explain"]["candidates"]
+    assert {h["session_id"] for h in found["hits"][1:]} == {"n5", "n4", "n3"}
+    monkeypatch.setattr(messages_module, "RANK_CAP", 5000)
+    assert recall(conn, "the omicron", window=0)["hits"][0]["explain"]["candidates"] == "every match"

@@ -146,8 +146,9 @@ class Match:
     matched: list[str] = field(default_factory=list)
 
 
-# matches(): how many of FTS5's best rows to read when filters apply, per row wanted.
-FILTER_HEADROOM = 4
+# matches(): a term in more messages than this is ranked among its most recent this many (bm25
+# costs about a microsecond a row: 5 ms at most; benchmarks/messages/README.md).
+RANK_CAP = 5000
 
 ORDERS = {
     "relevance": "b, m.id",
@@ -157,27 +158,41 @@ ORDERS = {
 
 
 def matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: int,
-            order: str = "relevance") -> list[Match]:
-    """The first `fetch` messages matching `expr` that pass `filters`, in `order`. CROSS JOIN
-    keeps the FTS5 table as the outer loop (one walk of the posting lists, not one per row)."""
+            order: str = "relevance", terms: Sequence[Term] = ()) -> tuple[list[Match], list[str]]:
+    """The first `fetch` messages matching `expr` that pass `filters`, in `order`, and the terms
+    whose matches were ranked among the RANK_CAP most recently stored ones only.
+
+    FTS5 computes bm25 for every matching row before LIMIT applies: a common word in a large
+    library means scoring hundreds of thousands of messages. So, given the query's `terms`, a
+    term in more than RANK_CAP messages is common: the rows of the other (rarer) terms are all
+    ranked, by bm25 over those terms, and the common terms add their RANK_CAP most recent rows,
+    by bm25 over the common terms (small: their IDF is low). The caller's coverage re-rank then
+    puts a message holding both kinds first. Without a common term the answer is the plain full
+    ranking. CROSS JOIN keeps the FTS5 table as the outer loop."""
     where, args = filters.sql()
-    ranked = order == "relevance"
-    rows = None
-    if ranked and where:
-        # Most messages pass the usual filters: rank in FTS5 alone first, then read the rows of
-        # the best few only. Reading every match's row to filter it cost as much as ranking.
+    cond = f"messages_fts MATCH ? {'AND ' + where if where else ''}"
+    if order != "relevance":
         rows = conn.execute(
-            f"SELECT {_COLS}, c.b FROM (SELECT rowid AS id, bm25(messages_fts) AS b FROM messages_fts "
-            f"WHERE messages_fts MATCH ? ORDER BY b, rowid LIMIT ?) AS c CROSS JOIN messages AS m ON m.id = c.id "
-            f"WHERE {where} ORDER BY c.b, m.id LIMIT ?", [expr, fetch * FILTER_HEADROOM, *args, fetch]).fetchall()
-        if len(rows) < fetch:
-            rows = None  # the filters left too few: rank every match that passes them
-    if rows is None:
-        sql = (f"SELECT {_COLS}, bm25(messages_fts) AS b FROM messages_fts "
-               f"CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
-               f"WHERE messages_fts MATCH ? {'AND ' + where if where else ''} ORDER BY {ORDERS[order]} LIMIT ?")
-        rows = conn.execute(sql, [expr, *args, fetch]).fetchall()
-    return [Match(*r[:11], r[11], i if ranked else -1) for i, r in enumerate(rows)]
+            f"SELECT {_COLS}, 0.0 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+            f"WHERE {cond} ORDER BY {ORDERS[order]} LIMIT ?", [expr, *args, fetch]).fetchall()
+        return [Match(*r[:11], r[11], -1) for r in rows], []
+    common = [t for t in terms if len(ids_up_to(conn, t, RANK_CAP + 1)) > RANK_CAP]
+    rarer = [t for t in terms if t not in common]
+    ranked = f"SELECT {_COLS}, bm25(messages_fts) AS b FROM messages_fts CROSS JOIN messages AS m " \
+             f"ON m.id = messages_fts.rowid WHERE {cond}"
+    if not common:
+        rows = conn.execute(f"{ranked} ORDER BY b, m.id LIMIT ?", [expr, *args, fetch]).fetchall()
+    else:
+        rows = conn.execute(
+            f"SELECT * FROM ({ranked} ORDER BY messages_fts.rowid DESC LIMIT ?) ORDER BY b, id LIMIT ?",
+            [expression(common), *args, RANK_CAP, fetch]).fetchall()
+        if rarer:
+            seen = {r[0] for r in rows}
+            rows += [r for r in conn.execute(f"{ranked} ORDER BY b, m.id LIMIT ?", [expression(rarer), *args, fetch])
+                     if r[0] not in seen]
+            rows.sort(key=lambda r: (r[11], r[0]))
+            rows = rows[:fetch]
+    return [Match(*r[:11], r[11], i) for i, r in enumerate(rows)], [t.text for t in common]
 
 
 def cover(conn: apsw.Connection, found: list[Match], terms: Sequence[Term]) -> None:

@@ -22,6 +22,11 @@ named by role), subagent sessions (left out unless asked for), since (inclusive)
 (exclusive; a bare date counts its whole day), projects, source, and a minimum of messages per
 session. The caller's source patterns apply as everywhere.
 
+In a large library a common word can match hundreds of thousands of messages, and bm25 scores
+every match. A term in more than RANK_CAP (5,000) messages is therefore ranked among its RANK_CAP
+most recently stored matches, while every match of the rarer terms is ranked; `explain.candidates`
+says when that happened. Below that, every match is ranked.
+
 Each hit carries its session's lineage root (parent links followed up to MAX_LINEAGE_HOPS), a
 snippet, and, when `window` > 0, a window of that many messages either side; windows of one
 session that overlap are merged into one, listing every anchor it holds.
@@ -146,7 +151,7 @@ def recall(
 
 def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict:
     fetch = min(max(limit * OVERFETCH, MIN_FETCH), MAX_FETCH)
-    found = mq.matches(conn, expr, filters, fetch, order)
+    found, capped = mq.matches(conn, expr, filters, fetch, order, terms)
     if not is_boolean:
         mq.cover(conn, found, terms)
     if order != "relevance":
@@ -166,7 +171,7 @@ def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict
     term_texts = [t.text for t in terms]
     hits = []
     for final, m in enumerate(found):
-        root, hops, capped = lineage_root(conn, m.source, m.session_id)
+        root, hops, lineage_capped = lineage_root(conn, m.source, m.session_id)
         tier = TIER_ROUTINE if (m.source, m.session_id) in routine else TIER_NORMAL
         hits.append({
             **_fields(m), "snippet": snips.get(m.id, ""), "root_session_id": root, "lineage_hops": hops,
@@ -176,7 +181,9 @@ def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict
                 + ("; a routine session, listed after the others" if tier == TIER_ROUTINE else ""),
                 "bm25_rank": m.bm25_rank, "coverage": m.coverage if not is_boolean else None,
                 "matched_terms": m.matched, "terms": term_texts, "tier": tier, "final": final,
-                "recency": 1 if method in (NEWEST, OLDEST) else 0, "lineage_capped": capped,
+                "recency": 1 if method in (NEWEST, OLDEST) else 0, "lineage_capped": lineage_capped,
+                "candidates": (f"every match of the rarer terms; of {', '.join(capped)}, the {mq.RANK_CAP} most "
+                               "recent matches" if capped else "every match"),
             },
         })
     windows = bookend_windows(conn, found, width, filters.include_tools) if width else []
