@@ -25,6 +25,13 @@ source, project, since). Stage 2 multiplies relevance (-bm25) by a recency facto
 
 and returns the first `limit`. Recency reorders matches; it never makes a non-match relevant.
 
+Both layers
+-----------
+By default search() also ranks the sessions' transcript messages (the messages index, word-level)
+and fuses the two rankings per session by reciprocal rank fusion: one hit per session, shown by
+its best item (query/fused.py; `lanes=("items",)` is the items ranking below, alone). recall()
+returns the messages themselves (query/recall.py).
+
 Making it fast without changing the answer
 ------------------------------------------
 FTS5 scores every row that matches before LIMIT applies, and a trigram index finds a term by
