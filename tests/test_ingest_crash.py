@@ -95,6 +95,8 @@ def assert_messages_in_step(library):
     try:
         assert conn.execute("SELECT count(*) FROM messages WHERE item_id NOT IN (SELECT id FROM items)").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM items WHERE id NOT IN (SELECT item_id FROM messages)").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM message_texts").fetchone() == \
+            conn.execute("SELECT count(*) FROM messages").fetchone()
         conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES('integrity-check', 0)")
     finally:
         conn.close()

@@ -40,7 +40,7 @@ def ingest(tmp_path, register_plugin):
 
 
 def rows(library, sql="SELECT role, tool, text, at, session_id, segment_index, seq FROM messages "
-                      "ORDER BY session_id, segment_index, seq", args=()):
+                      "JOIN message_texts USING (id) ORDER BY session_id, segment_index, seq", args=()):
     conn = open_readonly(library)
     try:
         return conn.execute(sql, args).fetchall()
@@ -77,7 +77,7 @@ def test_tool_output_is_bounded_head_and_tail(ingest):
     log = "START " + "line of build output\n" * 2000 + " FINAL_ERROR_LINE"
     library = ingest("s1", [{"role": "user", "text": "build it", "time": at(0)},
                             {"role": "tool", "kind": "tool_result", "text": log, "time": at(1)}])
-    [(text,)] = rows(library, "SELECT text FROM messages WHERE role = 'tool'")
+    [(text,)] = rows(library, "SELECT text FROM messages JOIN message_texts USING (id) WHERE role = 'tool'")
     assert len(text) == layer.TOOL_MESSAGE_CHARS
     assert text.startswith("START") and text.endswith("FINAL_ERROR_LINE") and layer.CUT_MARK in text
 
@@ -93,12 +93,13 @@ def test_messages_follow_their_item_when_it_is_rewritten_retagged_or_deleted(tmp
     with Store(path) as store:
         [item_id] = store.write([item("first words")])
         store.write([item("second words")])
-        assert store.db.execute("SELECT text FROM messages").fetchall() == [("second words",)]
+        assert store.db.execute("SELECT text FROM message_texts").fetchall() == [("second words",)]
         assert store.db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'first'").fetchone() == (0,)
         store.set_project(item_id, "billing")
         assert store.db.execute("SELECT project FROM messages").fetchall() == [("billing",)]
         store.write([], delete_uids=["src:s1:a"])
         assert store.counts() == {"items": 0, "fts": 0, "messages": 0}
+        assert store.db.execute("SELECT count(*) FROM message_texts").fetchone() == (0,)
         assert store.db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'second'").fetchone() == (0,)
         assert store.db.execute("INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')").fetchall() == []
 
@@ -144,7 +145,7 @@ def test_migration_v5_builds_messages_from_the_stored_originals(tmp_path):
     with Store(path) as new:
         assert new.schema_version() == 5
         got = new.db.execute("SELECT role, tool, text, at, session_id, parent_session_id, project, segment_index "
-                             "FROM messages ORDER BY seq").fetchall()
+                             "FROM messages JOIN message_texts USING (id) ORDER BY seq").fetchall()
         assert [g[:3] for g in got] == [("user", None, "where is the kubeconfig?"), ("tool", "Bash", "cat ~/.kube/config"),
                                        ("tool", "Bash", "apiVersion: v1"), ("assistant", None, "In ~/.kube.")]
         assert {g[3:] for g in got} == {("2026-01-01T00:00:00.000000Z", "sub", "root", "shop", 1)}
@@ -162,7 +163,7 @@ def test_no_secret_of_the_redaction_cases_reaches_the_messages_index(ingest):
         blocks.append({"role": role, "kind": kind, "text": f"case {i}: {text}", "time": at(i)})
     library = ingest("secrets", blocks)
     conn = open_readonly(library)
-    stored = "\n".join(t for (t,) in conn.execute("SELECT text FROM messages"))
+    stored = "\n".join(t for (t,) in conn.execute("SELECT text FROM message_texts"))
     assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == len(POSITIVES)
     for kind, _, secret, _ in POSITIVES:
         assert secret not in stored, kind

@@ -14,8 +14,8 @@ transcript. search() therefore ranks twice and fuses:
   than the whole items search (benchmarks/messages/README.md). A query made only of common
   words is answered by the items. Words under three characters are left out too.
   A term the index reads as a phrase (`scripts/order_event.py`: four words) is looked up only
-  when one of its words is that rare: FTS5 checks a phrase's positions in every message that
-  holds all its words, which for four common words cost 10-40 ms at 2,000 sessions. Such
+  when its words are in PHRASE_MAX_ROWS messages at most, together: FTS5 reads every word's list
+  to check positions, which for four common words cost 10-40 ms at 2,000 sessions. Such
   identifiers are what the items' trigram index finds well.
 
 Fusion is reciprocal rank fusion over sessions: score = sum over lanes of weight / (RRF_K +
@@ -48,9 +48,13 @@ RRF_K = 60
 # 0.783 / 0.960 / 0.867 at 0.5 and 0.755 / 0.942 / 0.849 at 1.5. With 0.75 a session that only
 # the messages found, at their rank 1, places as the items' rank 21 would alone.
 MESSAGES_WEIGHT = 0.75
-# A term in more messages than this is left out of the messages lane: counting up to the cap
-# costs well under a millisecond, scoring 2,000 messages a few; past it the term's IDF is low.
-LANE_MAX_ROWS = 2000
+# A term in more messages than this is left out of the messages lane: walking its list up to the
+# cap costs well under a millisecond, reading where each of its messages belongs about a
+# microsecond each (more from a cold page); past it the term's IDF is low.
+LANE_MAX_ROWS = 1000
+# A phrase (a term the index reads as several words) is looked up only when its words' lists hold
+# this many rows at most, together.
+PHRASE_MAX_ROWS = 10_000
 # Words shorter than this say nothing about a session ("de", "on", "a") and, in a word-level
 # index, match whole transcripts in one language: the lane leaves them out, as the items'
 # trigram index (three characters at least) does.
@@ -106,8 +110,7 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             for t in terms:
                 if len(t.text) < LANE_MIN_CHARS:
                     continue  # "de", "on", "a": the items' trigram index cannot look them up either
-                if len(t.key) > 1 and not any(mq.token_rows(conn, tok, LANE_MAX_ROWS + 1) <= LANE_MAX_ROWS
-                                              for tok in t.key):
+                if len(t.key) > 1 and not _cheap_phrase(conn, t.key):
                     left_out.append(t.text)  # a phrase of common words: see the module docstring
                     continue
                 ids = mq.ids_up_to(conn, t, LANE_MAX_ROWS + 1)
@@ -150,6 +153,17 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             return out
         except apsw.InterruptError:
             return []  # out of time: the items lane answers alone
+
+
+def _cheap_phrase(conn: apsw.Connection, tokens: tuple) -> bool:
+    """Whether FTS5 can find this phrase within PHRASE_MAX_ROWS rows of its words' lists: it reads
+    the list of every word of a phrase to check their positions."""
+    budget_rows = PHRASE_MAX_ROWS
+    for tok in tokens:
+        budget_rows -= mq.token_rows(conn, tok, budget_rows + 1)
+        if budget_rows < 0:
+            return False
+    return True
 
 
 def fuse(conn: apsw.Connection, item_hits: list[dict], lane: list[LaneHit], limit: int, *,

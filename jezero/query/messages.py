@@ -272,7 +272,8 @@ def rows(conn: apsw.Connection, ids: Sequence[int], filters: MessageFilters) -> 
 def texts(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
     if not ids:
         return {}
-    return dict(conn.execute(f"SELECT id, text FROM messages WHERE id IN ({','.join('?' * len(ids))})", list(ids)))
+    return dict(conn.execute(f"SELECT id, text FROM message_texts WHERE id IN ({','.join('?' * len(ids))})",
+                             list(ids)))
 
 
 def snippets(conn: apsw.Connection, expr: str, ids: Sequence[int], tokens: int = 24) -> dict[int, str]:

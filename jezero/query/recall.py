@@ -262,7 +262,7 @@ def bookend_windows(conn: apsw.Connection, anchors: Sequence[mq.Match], width: i
     """`width` messages either side of each anchor, in session order; the windows of one session
     that share a message become one window, listing each anchor it holds."""
     tools = "" if include_tools else " AND role != 'tool'"
-    cols = "id, segment_index, seq, role, tool, at, text"
+    cols = "id, segment_index, seq, role, tool, at"
     windows: list[dict] = []
     for a in anchors:
         key = (a.segment_index, a.seq)
@@ -275,6 +275,8 @@ def bookend_windows(conn: apsw.Connection, anchors: Sequence[mq.Match], width: i
             (a.source, a.session_id, *key, a.id, width)).fetchall()
         me = conn.execute(f"SELECT {cols} FROM messages WHERE id = ?", (a.id,)).fetchall()
         rows = [*reversed(head), *me, *tail]
+        texts = mq.texts(conn, [r[0] for r in rows])
+        rows = [(*r, texts.get(r[0], "")) for r in rows]
         windows.append({"source": a.source, "session_id": a.session_id, "project": a.project,
                         "anchors": [a.id], "messages": [_window_message(r) for r in rows]})
     return merge_windows(windows)

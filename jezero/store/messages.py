@@ -116,21 +116,24 @@ def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | Non
         text = bound(role, m.text or "")
         if not text:
             continue
-        rows.append((item_id, item.source, item.session_id, item.parent_session_id, item.project,
-                     item.segment_index, seq, role, m.tool, at_text(m.at) if m.at else default_at, text,
-                     prompt_hash(role, text)))
-    for row in rows:
+        rows.append(((item_id, item.source, item.session_id, item.parent_session_id, item.project,
+                      item.segment_index, seq, role, m.tool, at_text(m.at) if m.at else default_at,
+                      prompt_hash(role, text)), text))
+    for row, text in rows:
         db.execute(
             "INSERT INTO messages(item_id, source, session_id, parent_session_id, project, segment_index, seq, "
-            "role, tool, at, text, prompt_hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", row)
-        db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (db.last_insert_rowid(), row[10]))
+            "role, tool, at, prompt_hash) VALUES(?,?,?,?,?,?,?,?,?,?,?)", row)
+        message_id = db.last_insert_rowid()
+        db.execute("INSERT INTO message_texts(id, text) VALUES(?, ?)", (message_id, text))
+        db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (message_id, text))
     return len(rows)
 
 
 def remove(db, item_id: int) -> None:
     # An external-content index forgets a row only when told its old text.
-    db.execute("INSERT INTO messages_fts(messages_fts, rowid, text) "
-               "SELECT 'delete', id, text FROM messages WHERE item_id = ?", (item_id,))
+    db.execute("INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', t.id, t.text "
+               "FROM messages AS m JOIN message_texts AS t ON t.id = m.id WHERE m.item_id = ?", (item_id,))
+    db.execute("DELETE FROM message_texts WHERE id IN (SELECT id FROM messages WHERE item_id = ?)", (item_id,))
     db.execute("DELETE FROM messages WHERE item_id = ?", (item_id,))
 
 
@@ -151,8 +154,13 @@ CREATE TABLE messages(
     role TEXT NOT NULL,                -- user, assistant, tool, system
     tool TEXT,
     at TEXT NOT NULL,                  -- UTC, fixed width, like items.occurred_at
-    text TEXT NOT NULL,                -- redacted, bounded
     prompt_hash TEXT                   -- user messages only: finds the same prompt in many sessions
+);
+-- The text apart: rows of `messages` stay ~100 bytes, so that mapping a few thousand matching
+-- ids to their sessions reads a few hundred pages, not one page (or more) per message.
+CREATE TABLE message_texts(
+    id INTEGER PRIMARY KEY,            -- = messages.id
+    text TEXT NOT NULL                 -- redacted, bounded
 );
 CREATE INDEX messages_item ON messages(item_id);
 CREATE INDEX messages_session ON messages(source, session_id, segment_index, seq);
@@ -189,7 +197,7 @@ def create(db, tokenizer: str | None = None) -> None:
     tokenizer = tokenizer or MESSAGES_TOKENIZER
     db.execute(SCHEMA)
     tok = tokenizer.replace("'", "''")
-    db.execute(f"CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages', content_rowid='id', "
+    db.execute(f"CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='message_texts', content_rowid='id', "
                f"tokenize='{tok}')")
     db.execute("INSERT INTO meta(key, value) VALUES('messages_tokenizer', ?) "
                "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (tokenizer,))
