@@ -102,3 +102,11 @@ def test_a_library_not_yet_migrated_is_searched_by_its_items(tmp_path):
                        "VALUES(1, 'webhook retries', 'x', '', '', '')")
     c = open_readonly(path)
     assert sessions(search(c, "webhook", now=NOW)) == ["s"]
+
+
+def test_a_phrase_of_common_words_and_short_words_are_left_to_the_items(conn, monkeypatch):
+    monkeypatch.setattr(fused, "PHRASE_MAX_ROWS", 1)
+    hits = search(conn, "sysctl.d 524288 on", now=NOW, explain=True, lanes=("messages",))
+    assert sessions(hits) == ["watch"]
+    why = hits[0]["explain"]["fusion"]
+    assert why["left_out_of_messages"] == ["sysctl.d"] and why["matched_terms"] == ["524288"]
