@@ -53,7 +53,7 @@ def sizes(conn) -> dict:
     """Bytes per layer: each table with its indexes and its FTS5 shadow tables."""
     out = {"items": 0, "messages": 0, "other": 0}
     for name, size in conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
-        layer = "messages" if name.startswith("messages") else "items" if name.startswith(("items", "sqlite_autoindex_items")) else "other"
+        layer = "messages" if name.startswith("message") else "items" if name.startswith(("items", "sqlite_autoindex_items")) else "other"
         out[layer] += size
         if name.startswith("messages_fts"):
             out["messages_fts"] = out.get("messages_fts", 0) + size

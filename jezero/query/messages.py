@@ -176,7 +176,7 @@ def matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: in
             f"SELECT {_COLS}, 0.0 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
             f"WHERE {cond} ORDER BY {ORDERS[order]} LIMIT ?", [expr, *args, fetch]).fetchall()
         return [Match(*r[:11], r[11], -1) for r in rows], []
-    common = [t for t in terms if len(ids_up_to(conn, t, RANK_CAP + 1)) > RANK_CAP]
+    common = [t for t in terms if _common(conn, t)]
     rarer = [t for t in terms if t not in common]
     ranked = f"SELECT {_COLS}, bm25(messages_fts) AS b FROM messages_fts CROSS JOIN messages AS m " \
              f"ON m.id = messages_fts.rowid WHERE {cond}"
@@ -193,6 +193,14 @@ def matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: in
             rows.sort(key=lambda r: (r[11], r[0]))
             rows = rows[:fetch]
     return [Match(*r[:11], r[11], i) for i, r in enumerate(rows)], [t.text for t in common]
+
+
+def _common(conn: apsw.Connection, term: Term) -> bool:
+    """Whether more than RANK_CAP messages hold `term`. A phrase with one word under the cap is
+    under it too, which saves walking the phrase (FTS5 reads every word's list for it)."""
+    if len(term.key) > 1 and any(token_rows(conn, tok, RANK_CAP + 1) <= RANK_CAP for tok in term.key):
+        return False
+    return len(ids_up_to(conn, term, RANK_CAP + 1)) > RANK_CAP
 
 
 def cover(conn: apsw.Connection, found: list[Match], terms: Sequence[Term]) -> None:
