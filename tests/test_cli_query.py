@@ -77,10 +77,13 @@ def test_search_filters_limit_and_explain(env):
     assert as_json(env, "search", "brulee", "--source", "claude-local") == []
     since = (NOW - timedelta(days=45)).date().isoformat()
     assert {h["id"] for h in as_json(env, "search", "analytics", "--since", since)} == {3}
-    explained = as_json(env, "search", "analytics", "--explain")
+    explained = as_json(env, "search", "analytics", "--explain", "--lanes", "items")
     assert explained[0]["explain"]["score"] == explained[0]["score"]
-    text = jezero(env, "search", "analytics", "--explain").stdout
+    text = jezero(env, "search", "analytics", "--explain", "--lanes", "items").stdout
     assert "relevance" in text and "recency" in text and "by field:" in text
+    fused = jezero(env, "search", "analytics", "--explain").stdout
+    assert "fused" in fused and "items #1" in fused and "relevance" in fused
+    assert "lanes must be" in jezero(env, "search", "analytics", "--lanes", "summaries", check=False).stderr
 
 
 def test_search_no_match_and_operators(env):

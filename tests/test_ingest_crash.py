@@ -9,6 +9,7 @@ import subprocess
 import time
 from datetime import datetime, timedelta, timezone
 
+import apsw
 import pytest
 
 from jz_support import jezero_command, needs_plugin
@@ -90,6 +91,20 @@ def snapshot(library):
     return items, fts, fts_ok, integrity
 
 
+def assert_messages_in_step(library):
+    """Every item has its messages and no message outlives its item; the messages' index matches
+    its table (FTS5's own integrity check, which needs a writable connection)."""
+    conn = apsw.Connection(str(library))
+    try:
+        assert conn.execute("SELECT count(*) FROM messages WHERE item_id NOT IN (SELECT id FROM items)").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM items WHERE id NOT IN (SELECT item_id FROM messages)").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM message_texts").fetchone() == \
+            conn.execute("SELECT count(*) FROM messages").fetchone()
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES('integrity-check', 0)")
+    finally:
+        conn.close()
+
+
 @pytest.mark.slow
 def test_sigkill_at_random_points_loses_nothing_and_duplicates_nothing(tmp_path):
     sessions = tmp_path / "sessions"
@@ -111,6 +126,7 @@ def test_sigkill_at_random_points_loses_nothing_and_duplicates_nothing(tmp_path)
         assert integrity == "ok"
         assert fts == fts_ok == len(items)  # no item without its index row, or the reverse
         assert len({uid for uid, *_ in items}) == len(items)
+        assert_messages_in_step(tmp_path / "victim.sqlite3")
         # the agents keep working between runs: some sessions grow
         for spec in rng.sample(specs, 15):
             spec.turns += step(rng, len(spec.turns))
@@ -121,6 +137,7 @@ def test_sigkill_at_random_points_loses_nothing_and_duplicates_nothing(tmp_path)
                    timeout=300)
     items, fts, fts_ok, integrity = snapshot(tmp_path / "victim.sqlite3")
     assert integrity == "ok" and fts == fts_ok == len(items)
+    assert_messages_in_step(tmp_path / "victim.sqlite3")
 
     reference = config(tmp_path, sessions, "reference")  # one clean run over the final files
     subprocess.run([*jezero_command(), "--config", str(reference), "run", "-q"], check=True, capture_output=True,

@@ -214,13 +214,13 @@ def test_recency_reorders_matches(tmp_path):
     path, ids = build(tmp_path, [
         item("parrot", "parrot", days_ago=400), item("parrot", "parrot", days_ago=1), *filler(10)])
     conn = open_readonly(path)
-    hits = search(conn, "parrot", now=NOW, explain=True)
+    hits = search(conn, "parrot", now=NOW, explain=True, lanes=("items",))
     assert ids_of(hits) == [ids[1], ids[0]]
     e = hits[1]["explain"]
     assert e["recency_factor"] == pytest.approx(0.7 + 0.3 * 0.5 ** (e["age_days"] / 90))
     assert e["age_days"] == pytest.approx(400)
     assert e["score"] == pytest.approx(e["relevance"] * e["recency_factor"]) == hits[1]["score"]
-    pure = search(conn, "parrot", now=NOW, recency_weight=0)
+    pure = search(conn, "parrot", now=NOW, recency_weight=0, lanes=("items",))
     assert pure[0]["score"] == pytest.approx(pure[1]["score"])
     with pytest.raises(QueryError):
         search(conn, "parrot", recency_weight=2)
@@ -331,7 +331,7 @@ def test_a_short_result_is_filled_with_common_word_matches(tmp_path):
     items = [item("the okapi", "the okapi"), *[item(f"the {w}", "the end") for w in FILLER]]
     path, ids = build(tmp_path, items)
     conn = open_readonly(path)
-    hits = search(conn, "the okapi", now=NOW, explain=True)
+    hits = search(conn, "the okapi", now=NOW, explain=True, lanes=("items",))
     assert hits[0]["id"] == ids[0] and len(hits) == 10
     assert hits[0]["explain"]["candidates"] == "best_bm25"
     assert {h["explain"]["candidates"] for h in hits[1:]} == {"newest_matches"}
@@ -358,7 +358,7 @@ def test_jezero_bm25_equals_fts5_bm25(tmp_path):
 
 def test_explain_numbers_are_the_ones_used(lib):
     conn, ids = lib
-    hits = search(conn, 'analytics "consent banner" gtag shop', now=NOW, explain=True)
+    hits = search(conn, 'analytics "consent banner" gtag shop', now=NOW, explain=True, lanes=("items",))
     first = hits[0]
     e = first["explain"]
     assert first["id"] == ids[0]

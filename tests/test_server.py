@@ -1,4 +1,4 @@
-"""The MCP server in memory and over stdio: the five tools, their annotations, the instructions,
+"""The MCP server in memory and over stdio: the six tools, their annotations, the instructions,
 clear errors, bounded answers, and a client's source patterns.
 
 In memory, the SDK's own `Client(server)` talks to the server without a transport; over stdio a
@@ -25,7 +25,7 @@ from jezero.server.library import Library
 from jezero.store import ItemRecord, Store
 from jz_support import REPO, jezero_command
 
-TOOLS = {"search", "later", "timeline", "get_item", "catalog"}
+TOOLS = {"search", "later", "timeline", "get_item", "catalog", "recall"}
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 
@@ -103,7 +103,7 @@ async def error_text(client: Client, tool: str, **args) -> str:
 
 
 @pytest.mark.anyio
-async def test_five_read_only_tools_and_the_protocol(cfg):
+async def test_six_read_only_tools_and_the_protocol(cfg):
     async with Client(build_mcp_server(cfg)) as client:
         tools = (await client.list_tools()).tools
         assert {t.name for t in tools} == TOOLS

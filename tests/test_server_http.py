@@ -162,7 +162,7 @@ async def test_every_tool_over_http(running, mode):
             Client(streamable_http_client(running.mcp, http_client=h), mode=mode) as client:
         assert "Never guess" in client.instructions
         tools = (await client.list_tools()).tools
-        assert {t.name for t in tools} == {"search", "later", "timeline", "get_item", "catalog"}
+        assert {t.name for t in tools} == {"search", "later", "timeline", "get_item", "catalog", "recall"}
         assert all(t.annotations.read_only_hint and not t.annotations.destructive_hint for t in tools)
 
         async def ok(name, **args):
@@ -176,6 +176,7 @@ async def test_every_tool_over_http(running, mode):
         assert [h["id"] for h in (await ok("timeline", project="shop"))["items"]] == [2, 1]
         assert (await ok("get_item", item_id=3, include_original=True))["original"] == "transcript 3"
         assert len((await ok("catalog"))["sources"]) == 4
+        assert (await ok("recall", query="stripe"))["hits"] == []  # these originals hold no rendered messages
         missing = await client.call_tool("get_item", {"item_id": 99})
         assert missing.is_error and "no item 99 (or not visible to this key)" in missing.content[0].text
 

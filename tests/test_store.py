@@ -70,9 +70,9 @@ def test_items_and_index_stay_in_step(tmp_path):
         [item_id] = s.write([record()], connector="src", cursor={"file.jsonl": [10, 20]})
         [same_id] = s.write([record(title="Updated title", content_hash="h2")])
         assert same_id == item_id
-        assert s.counts() == {"items": 1, "fts": 1}
+        assert s.counts() == {"items": 1, "fts": 1, "messages": 1}
         s.write([], delete_uids=["src:s1:aaa"])
-        assert s.counts() == {"items": 0, "fts": 0}
+        assert s.counts() == {"items": 0, "fts": 0, "messages": 0}
         assert s.cursor("src") == {"file.jsonl": [10, 20]}
 
 
@@ -104,7 +104,7 @@ def test_a_failed_write_leaves_nothing_half_written(tmp_path):
         bad.title = None  # NOT NULL: the whole transaction must roll back
         with pytest.raises(apsw.ConstraintError):
             s.write([record(uid="src:s1:ccc"), bad], connector="src", cursor={"b": 2})
-        assert s.counts() == {"items": 1, "fts": 1}
+        assert s.counts() == {"items": 1, "fts": 1, "messages": 1}
         assert s.cursor("src") == {"a": 1}
 
 

@@ -51,14 +51,17 @@ def search(
     since: SinceOpt = None,
     limit: LimitOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made up.")] = False,
+    lanes: Annotated[str, typer.Option("--lanes", help="Rankings to use: items, messages, or both (fused per session).")] = "items,messages",
     json_out: JsonOpt = False,
 ) -> None:
-    """Search past work: literal words, best match first, recent work slightly favoured."""
+    """Search past work: literal words, best match first, recent work slightly favoured. The items'
+    summaries and the sessions' transcript messages are ranked apart and fused per session."""
     from jezero import query as q
 
     with _library() as (conn, options):
         hits = q.search(conn, query, allowed=ALL_SOURCES, source=source, project=project, since=since,
-                        limit=limit, options=options, explain=explain)
+                        limit=limit, options=options, explain=explain,
+                        lanes=[x.strip() for x in lanes.split(",") if x.strip()])
     if getattr(hits, "cut", False):
         err.print("note: the search was cut short by its work budget (very common words): these are the best of "
                   "what it looked at; add --project, --source or --since, or use rarer words", markup=False)
@@ -167,6 +170,18 @@ def _print_hit(h: dict[str, Any]) -> None:
 
 
 def _print_explain(e: dict[str, Any]) -> None:
+    fusion = e.get("fusion")
+    if fusion:
+        ranks = [f"items #{fusion['items_rank']}" if fusion.get("items_rank") else "items: not found",
+                 f"messages #{fusion['messages_rank']}" if fusion.get("messages_rank") else "messages: not found"]
+        line = f"    fused {fusion['score']:.4g} ({', '.join(ranks)})"
+        if fusion.get("matched_terms"):
+            line += f"; message {fusion['message_id']} ({fusion['message_role']}) holds: " + ", ".join(fusion["matched_terms"])
+        if fusion.get("left_out_of_messages"):
+            line += "; too common for the messages: " + ", ".join(fusion["left_out_of_messages"])
+        out.print(line, markup=False, style="cyan")
+    if "bm25" not in e:
+        return
     fields = e.get("fields") or {}
     parts = ", ".join(f"{k} {v:.3g}" for k, v in fields.items() if v)
     line = (f"    bm25 {e['bm25']:.4g}: relevance {e['relevance']:.4g} x recency {e['recency_factor']:.3f} "
@@ -221,3 +236,67 @@ def _print_item(item: dict[str, Any], original: bool) -> None:
         out.print()
         out.print("Original:", markup=False, style="bold")
         out.print(item.get("original", ""), markup=False)
+
+
+@app.command()
+def recall(
+    query: Annotated[Optional[str], typer.Argument(help="Words and \"quoted phrases\" (whole words); messages holding more of them come first.")] = None,
+    boolean: Annotated[Optional[str], typer.Option("--boolean", "-b", help="Instead of QUERY: an FTS5 expression, e.g. 'deploy AND (rollback OR revert)'.")] = None,
+    role: Annotated[Optional[list[str]], typer.Option("--role", help="Only this role (user, assistant, tool, system); repeatable.")] = None,
+    tools: Annotated[bool, typer.Option("--tools", help="Also tool calls and their output.")] = False,
+    subagents: Annotated[bool, typer.Option("--subagents", help="Also subagents' sessions.")] = False,
+    since: SinceOpt = None,
+    before: Annotated[Optional[str], typer.Option("--before", help="Only messages before this ISO datetime; a bare date includes that day.")] = None,
+    project: Annotated[Optional[list[str]], typer.Option("--project", "-p", help="Only this project (exact name); repeatable.")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="Only this source (exact name).")] = None,
+    min_messages: Annotated[Optional[int], typer.Option("--min-messages", help="Only sessions with at least this many messages.")] = None,
+    sort: Annotated[Optional[str], typer.Option("--sort", help="relevance (default), newest or oldest.")] = None,
+    window: Annotated[Optional[int], typer.Option("--window", "-w", help="Messages shown either side of each hit (default 2).")] = None,
+    discover: Annotated[bool, typer.Option("--discover", help="One hit per project: each matching project's newest.")] = False,
+    limit: LimitOpt = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Show the rule that placed each hit.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Find the transcript messages that hold some words, with the messages around them."""
+    from jezero import query as q
+
+    if not query and not boolean:
+        fail("recall needs a QUERY or --boolean", 2)
+    with _library() as (conn, options):
+        found = q.recall(conn, query, boolean=boolean, allowed=ALL_SOURCES, role=role, include_tools=tools,
+                         include_subagents=subagents, since=since, before=before, projects=project, source=source,
+                         min_messages=min_messages, sort=sort, limit=limit, window=window, discover=discover,
+                         options=options)
+    if json_out:
+        print_json(found)
+        return
+    _print_recall(found, explain)
+
+
+def _print_recall(found: dict[str, Any], explain: bool) -> None:
+    if found.get("note"):
+        out.print(found["note"], markup=False)
+    if found.get("timed_out"):
+        out.print("recall ran out of time: use rarer words or a filter.", markup=False)
+    entries = found.get("projects") if "projects" in found else found.get("hits", [])
+    if not entries and not found.get("timed_out"):
+        out.print("no message holds these words.", markup=False)
+        return
+    windows = {a: w for w in found.get("windows", []) for a in w["anchors"]}
+    shown: set[int] = set()
+    for h in entries:
+        where = h["source"] + (f" · {h['project']}" if h.get("project") else "")
+        count = f"  ({h['hits']} hits)" if "hits" in h else ""
+        out.print(f"[item {h['item_id']}] {_day(h['at'])}  {where}  {h['role']}{count}", markup=False)
+        out.print(f"    {h.get('snippet', '')}", markup=False)
+        if explain:
+            e = h["explain"]
+            out.print(f"    {e['method']}: {e['rule']}", markup=False, style="cyan")
+        w = windows.get(h["message_id"])
+        if w is not None and id(w) not in shown:
+            shown.add(id(w))
+            for m in w["messages"]:
+                mark = ">" if m["id"] in w["anchors"] else " "
+                text = " ".join((m["text"] or "").split())
+                text = text[: SUMMARY_CHARS - 1] + "…" if len(text) > SUMMARY_CHARS else text
+                out.print(f"      {mark} {m['role']}: {text}", markup=False, style="dim")

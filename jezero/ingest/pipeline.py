@@ -1,8 +1,8 @@
 """Where a session becomes items: settle, redact, segment, hash, summarise, name the project,
 write. The pipeline knows no source format (connectors do) and no ranking (the query layer does).
 
-Exactly once, safely: a session's items, their index rows and the connector's cursor entry for
-that session are written in one transaction. A crash at any point leaves either all of it or none
+Exactly once, safely: a session's items, their index rows, their messages (the messages layer)
+and the connector's cursor entry for that session are written in one transaction. A crash at any point leaves either all of it or none
 of it, and the next run reads the session again from the cursor that was last committed. A
 session that is still active or that a summarizer failed on keeps its old cursor entry, so it
 comes back next run; unchanged segments are recognised by their content hash and never
@@ -37,6 +37,7 @@ from jezero.models import (
     Usage,
 )
 from jezero.store import ItemRecord, Store
+from jezero.store.messages import from_blocks
 
 log = logging.getLogger("jezero.ingest")
 
@@ -337,7 +338,8 @@ def segment_item(seg: Segment, fields: dict, *, project: str | None) -> ItemReco
         uid=seg.uid, source=seg.source, agent=s.agent, session_id=s.id, segment_index=seg.index,
         occurred_at=seg.occurred_at, original=seg.text, content_hash=seg.content_hash, project=project,
         parent_session_id=s.parent_id, started_at=first_time or s.started_at, cwd=s.cwd,
-        git_branch=s.git_branch, model=s.model, device_project=s.project_hint, **fields,
+        git_branch=s.git_branch, model=s.model, device_project=s.project_hint,
+        messages=from_blocks(seg.blocks), **fields,
     )
 
 

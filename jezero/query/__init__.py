@@ -2,7 +2,8 @@
 It knows nothing of MCP, HTTP or the terminal; the server, the CLI and the app only call it and
 format what it returns, so what a person sees is what an agent sees.
 
-    search(conn, query, ...)       ranked items for free text
+    search(conn, query, ...)       ranked items for free text (items and messages fused)
+    recall(conn, query, ...)       the messages that hold the words, in their context
     later(conn, item_id, query)    newer items on the same subject (or, failing that, by date)
     timeline(conn, project|source) items by date, newest first
     get_item(conn, item_id)        one item in full, the original transcript on request
@@ -23,6 +24,13 @@ source, project, since). Stage 2 multiplies relevance (-bm25) by a recency facto
     score = relevance * ((1 - w) + w * 0.5 ** (age_days / half_life))     w = recency_weight
 
 and returns the first `limit`. Recency reorders matches; it never makes a non-match relevant.
+
+Both layers
+-----------
+By default search() also ranks the sessions' transcript messages (the messages index, word-level)
+and fuses the two rankings per session by reciprocal rank fusion: one hit per session, shown by
+its best item (query/fused.py; `lanes=("items",)` is the items ranking below, alone). recall()
+returns the messages themselves (query/recall.py).
 
 Making it fast without changing the answer
 ------------------------------------------
@@ -88,6 +96,7 @@ from __future__ import annotations
 
 from jezero.query.errors import ItemNotFound, QueryError
 from jezero.query.library import catalog, get_item, overview
+from jezero.query.recall import recall
 from jezero.query.search import later, search, timeline
 from jezero.query.terms import build_match_query
 
@@ -99,6 +108,7 @@ __all__ = [
     "get_item",
     "later",
     "overview",
+    "recall",
     "search",
     "timeline",
 ]

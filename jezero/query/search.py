@@ -10,7 +10,7 @@ from datetime import datetime
 import apsw
 
 from jezero.config import SearchConfig
-from jezero.query import bm25, rare, stats
+from jezero.query import bm25, fused, rare, stats
 from jezero.query.common import (
     HIT_FIELDS,
     LATER_DEFAULT_LIMIT,
@@ -108,15 +108,25 @@ def search(
     explain: bool = False,
     now: datetime | None = None,
     recency_weight: float | None = None,
+    lanes: Sequence[str] = fused.LANES,
 ) -> list[dict]:
     """Items matching any term of `query`, best first: BM25 over the indexed fields, then a
     recency factor (see the package docstring for the method and for what the time budget does).
 
+    `lanes` chooses the rankings: ("items",) is the items search alone; ("messages",) the
+    messages index alone, each session shown by the item holding its best message; both (the
+    default) fuses them per session (query/fused.py).
+
     Each hit: id, title, summary, project, source, agent, session_id, occurred_at, score; with
     `explain`, an `explain` dict of the numbers behind the score. Never raises for what the query
-    text contains; raises QueryError for a bad since, limit or recency_weight.
+    text contains; raises QueryError for a bad since, limit, recency_weight or lanes.
     """
     opts = options_or_default(options)
+    chosen = fused.check_lanes(lanes)
+    if chosen != ("items",):
+        return _fused(conn, query, chosen, allowed=allowed, source=source, project=project, since=since,
+                      limit=clamp_limit(limit, opts.default_limit, opts.max_limit), options=opts, explain=explain,
+                      now=now, recency_weight=recency_weight)
     return _search(
         conn, query, allowed=allowed, source=source, project=project, since=since,
         limit=clamp_limit(limit, opts.default_limit, opts.max_limit), options=opts, explain=explain, now=now,
@@ -154,6 +164,30 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
             hits = Hits()  # out of work where no partial answer exists (e.g. reading the index stats)
         hits.cut = b.interrupted
         return hits
+
+
+def _fused(conn, query, lanes, *, allowed, source, project, since, limit, options, explain, now,
+           recency_weight) -> list[dict]:
+    """search() over the messages lane too (query/fused.py); the items lane is _search."""
+    since_text = parse_time(since, "since")
+    if recency_weight is not None:
+        _weight(recency_weight)
+    if query is None:
+        return []
+    if not isinstance(query, str):
+        raise QueryError(f"query must be text, got {type(query).__name__}")
+    check_query(query)
+    sources = allowed_sources(conn, allowed)
+    if (sources is not None and not sources) or (source and sources is not None and source not in sources):
+        return []
+
+    def items_lane(n: int) -> list[dict]:
+        return _search(conn, query, allowed=allowed, source=source, project=project, since=since, limit=n,
+                       options=options, explain=explain, now=now, recency_weight=recency_weight)
+
+    return fused.search(conn, query, lanes, items_lane, sources=sources, source=source or None,
+                        project=project or None, since=since_text, limit=limit,
+                        time_budget_ms=options.time_budget_ms, explain=explain)
 
 
 def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:

@@ -5,7 +5,7 @@ keys and the overview endpoint.
 - auth.py      client keys: made once, stored as SHA-256 digests, verified per request
 - library.py   read-only connections for the worker threads
 - shape.py     compact answers with a hard size cap
-- mcp_app.py   the five tools and the instructions (build_mcp_server)
+- mcp_app.py   the six tools and the instructions (build_mcp_server)
 - inbox.py     PUT /inbox/v1/<agent>/<path>: devices upload their session files
 - http.py      the ASGI app: /mcp, /api/v1/overview, /health, /inbox/v1 (build_http_app, serve_http)
 

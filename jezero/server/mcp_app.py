@@ -1,4 +1,4 @@
-"""The MCP server: five read-only tools over the query layer, and the protocol that teaches an
+"""The MCP server: six read-only tools over the query layer, and the protocol that teaches an
 agent to use them.
 
 There is no write tool, on purpose: agents read untrusted text and can be talked into things,
@@ -45,7 +45,9 @@ not seen yet. Use two to five distinctive words (tool, file, service, error code
 distinctive part of an error message often works best.
 2. Matching is literal: words, not meanings. When a search finds nothing useful, retry with a \
 synonym, the singular, or a fragment ("migrat" finds migrate and migrations). Use the project, \
-source and since filters rather than adding those names to the query; `catalog` lists them.
+source and since filters rather than adding those names to the query; `catalog` lists them. \
+search also looks through the sessions' transcripts; recall shows the transcript messages that \
+hold your words, with the messages around them.
 3. Before you answer with a decision, plan, status or number taken from an item, call \
 later(item_id) (with the decision's own words as query) to see whether a newer session changed \
 it. If it says matched_by = project_timeline, nothing newer matched the subject: read those \
@@ -60,7 +62,8 @@ which are summarised after they end.
 DESCRIPTIONS = {
     "search": """\
 Search past sessions. Returns items (id, title, clipped summary, project, source, agent, date, \
-score), best first, relevance blended with recency. Call it before non-trivial work. Matching is \
+score), one per session, best first: the items' summaries (relevance blended with recency) and \
+the sessions' transcript messages are ranked apart and fused. Call it before non-trivial work. Matching is \
 literal and on words or fragments: use two to five distinctive words (names of tools, files, \
 services, error codes; quotes for an exact phrase); if nothing fits, retry with a synonym, the \
 singular or a shorter fragment. Filter with project, source and since instead of adding those \
@@ -80,6 +83,14 @@ exclusive). Use it to catch up on a project before working in it; use search to 
 One item in full: summary, the questions it answers, its atoms (errors, commands, files, \
 decisions, verbatim), project, source, agent, session and dates. Set include_original to also get \
 the (redacted) transcript text behind it, clipped to a maximum. Cite the id when you use it.""",
+    "recall": """\
+Find where something was said: the transcript messages of past sessions that hold your words \
+(user and assistant messages; tool calls and output with include_tools), each with a snippet, its \
+session, item_id (for get_item) and the messages around it (window). Use it for an exact string \
+said once (a name, a flag, an error line) or to read the exchange around a decision; use search \
+to find which session is about a subject. Several words: messages holding more of them come \
+first. sort=newest|oldest orders by time instead. boolean takes an FTS5 expression \
+(a AND (b OR c) NOT d). discover=true lists each matching project's newest hit.""",
     "catalog": """\
 The sources and projects you can read, with item counts and last activity: the exact names to \
 use in the project and source filters of search and timeline. Call it when you do not know the \
@@ -273,6 +284,35 @@ def build_mcp_server(
     ) -> CallToolResult:
         it = tools.run(q.get_item, item_id=item_id, include_original=include_original, allowed=tools.allowed())
         return result(shape.fit_item(shape.item(it)))
+
+    @server.tool(title="Recall transcript messages", description=DESCRIPTIONS["recall"], annotations=READ_ONLY)
+    def recall(
+        query: Annotated[str | None, Field(description="Words and \"quoted phrases\", matched literally (whole words).")] = None,
+        boolean: Annotated[str | None, Field(description="Instead of query: an FTS5 expression, e.g. deploy AND (rollback OR revert).")] = None,
+        role: Annotated[str | None, Field(description="Only messages of this role: user, assistant, tool or system.")] = None,
+        include_tools: Annotated[bool, Field(description="Also tool calls and their output.")] = False,
+        include_subagents: Annotated[bool, Field(description="Also subagents' sessions.")] = False,
+        since: Since = None,
+        before: Annotated[str | None, Field(description="Only messages before this ISO datetime (a bare date includes that day).")] = None,
+        projects: Annotated[list[str] | None, Field(description="Only these projects (exact names, see catalog).")] = None,
+        source: Source = None,
+        min_messages: Annotated[int | None, Field(description="Only sessions with at least this many messages.")] = None,
+        sort: Annotated[str | None, Field(description="relevance (default), newest or oldest.")] = None,
+        limit: _limit(10) = None,
+        window: Annotated[int | None, Field(description="Messages shown either side of each hit (default 2, 0 for none).")] = None,
+        discover: Annotated[bool, Field(description="One hit per project: each matching project's newest.")] = False,
+    ) -> CallToolResult:
+        found = tools.run(q.recall, query, boolean=boolean, allowed=tools.allowed(), role=role,
+                          include_tools=include_tools, include_subagents=include_subagents, since=since,
+                          before=before, projects=projects, source=source, min_messages=min_messages, sort=sort,
+                          limit=limit, window=window, discover=discover, options=tools.options())
+        answer = dict(found)
+        if found.get("timed_out"):
+            answer["note"] = "recall ran out of time: use rarer words, or add a project, source or since filter"
+        elif not found.get("hits") and not found.get("projects") and "note" not in found:
+            answer["note"] = ("no message holds these words (whole words: try the exact form, a synonym, or "
+                              "include_tools / include_subagents)")
+        return result(shape.recall(answer) if not discover else shape.fit(answer, "projects", "projects"))
 
     @server.tool(title="Sources and projects", description=DESCRIPTIONS["catalog"], annotations=READ_ONLY)
     def catalog() -> CallToolResult:

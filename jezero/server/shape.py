@@ -107,3 +107,20 @@ def fit_item(answer: dict[str, Any]) -> dict[str, Any]:
 
 def _join(a: str | None, b: str) -> str:
     return f"{a} {b}" if a else b
+
+
+# recall: a window message is context, not the record; the whole message is in get_item's original.
+WINDOW_TEXT_CHARS = 600
+
+
+def recall(answer: dict[str, Any]) -> dict[str, Any]:
+    """recall's answer for an agent: window messages clipped, then whole windows and hits dropped
+    from the end until it fits."""
+    out = dict(answer)
+    out["windows"] = [{**w, "messages": [{**m, "text": shorten(m.get("text"), WINDOW_TEXT_CHARS)}
+                                         for m in w.get("messages", [])]}
+                      for w in answer.get("windows", [])]
+    out = fit(out, "windows", "windows")
+    if len(dumps(out)) > MAX_ANSWER_CHARS:
+        out = fit(out, "hits", "hits")
+    return out

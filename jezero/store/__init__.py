@@ -18,6 +18,8 @@ from typing import Any, Iterable
 import apsw
 
 from jezero.private import private_file, private_folder
+from jezero.store import messages as message_rows
+from jezero.store.messages import MessageRecord
 from jezero.store.migrations import LATEST, current_version, migrate
 from jezero.store.warnings import acknowledge, record_warnings, unacknowledged_warnings
 
@@ -90,6 +92,8 @@ class ItemRecord:
     project_guess: str | None = None
     device_project: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The segment's messages for the messages layer; None: read back from `original`.
+    messages: list[MessageRecord] | None = None
 
 
 def fts_row(title: str, summary: str, questions: list[str], atoms: list[dict], project: str | None) -> tuple:
@@ -224,9 +228,9 @@ class Store:
         delete_uids: Iterable[str] = (),
         calls: Iterable[dict[str, Any]] = (),
     ) -> list[int]:
-        """Upsert items, their FTS rows and the connector's cursor entries in one transaction,
-        with the summarizer calls that made them (`record_call`'s keywords): a crash leaves
-        neither, so the call log never lists a paid call whose items were lost."""
+        """Upsert items, their FTS rows, their messages and the connector's cursor entries in one
+        transaction, with the summarizer calls that made them (`record_call`'s keywords): a crash
+        leaves neither, so the call log never lists a paid call whose items were lost."""
         ids = []
         now = now_text()
         with self.db:
@@ -250,6 +254,7 @@ class Store:
     def _delete(self, uid: str) -> None:
         row = self.db.execute("SELECT id FROM items WHERE uid=?", (uid,)).fetchone()
         if row:
+            message_rows.remove(self.db, row[0])
             self.db.execute("DELETE FROM items_fts WHERE rowid=?", (row[0],))
             self.db.execute("DELETE FROM items WHERE id=?", (row[0],))
 
@@ -281,6 +286,7 @@ class Store:
             "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
             (item_id, *fts_row(it.title, it.summary, it.questions, it.atoms, it.project)),
         )
+        message_rows.replace(self.db, item_id, it, format_time, it.messages)
         return item_id
 
     def set_project(self, item_id: int, project: str | None) -> None:
@@ -292,6 +298,7 @@ class Store:
             if not row:
                 raise StoreError(f"no item {item_id}")
             self.db.execute("UPDATE items SET project=?, updated_at=? WHERE id=?", (project, now_text(), item_id))
+            message_rows.retag(self.db, item_id, project)
             self.db.execute("DELETE FROM items_fts WHERE rowid=?", (item_id,))
             self.db.execute(
                 "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
@@ -324,10 +331,11 @@ class Store:
         merge, so that a small run stays quick."""
         items = self.db.execute("SELECT count(*) FROM items").fetchone()[0]
         with self.db:
-            if written >= OPTIMIZE_MIN_ITEMS and written >= OPTIMIZE_SHARE * items:
-                self.db.execute("INSERT INTO items_fts(items_fts) VALUES('optimize')")
-            else:
-                self.db.execute("INSERT INTO items_fts(items_fts, rank) VALUES('merge', ?)", (pages,))
+            for table in ("items_fts", "messages_fts"):
+                if written >= OPTIMIZE_MIN_ITEMS and written >= OPTIMIZE_SHARE * items:
+                    self.db.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
+                else:
+                    self.db.execute(f"INSERT INTO {table}({table}, rank) VALUES('merge', ?)", (pages,))
 
     def index_segments(self) -> int:
         return index_segments(self.db)
@@ -339,6 +347,7 @@ class Store:
         return {
             "items": self.db.execute("SELECT count(*) FROM items").fetchone()[0],
             "fts": self.db.execute("SELECT count(*) FROM items_fts").fetchone()[0],
+            "messages": self.db.execute("SELECT count(*) FROM messages").fetchone()[0],
         }
 
 

@@ -97,8 +97,14 @@ def _v4(db, tokenizer: str) -> None:
 
 
 def _v5(db, tokenizer: str) -> None:
-    """Held for branch `messages` (its migration 5); nothing here. When the branches merge, its
-    _v5 takes this place and _v6 below stays as it is: _v6 does not depend on _v5."""
+    """The messages layer (jezero/store/messages.py): a table of every item's messages and their
+    own word-level FTS5 index. An existing library gets the messages of the items it holds from
+    their stored originals, inside this migration's transaction; cursors are left alone, so no
+    connector reads anything again and nothing is summarised again."""
+    from jezero.store import format_time, messages
+
+    messages.create(db)
+    messages.backfill(db, format_time)
 
 
 def _v6(db, tokenizer: str) -> None:

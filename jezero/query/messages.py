@@ -1,0 +1,294 @@
+"""The messages index as the query layer reads it: which messages match, ranked how, and what
+each one holds. recall.py (messages for an agent) and fused.py (messages as a second ranking of
+search) are built on this module.
+
+Matching is literal, like the items index: the query's words and "quoted phrases", each quoted,
+so nothing typed is an FTS5 operator; a boolean expression is accepted only where the caller asks
+for one (recall's opt-in), and it is checked first. The index is word-level (see
+jezero/store/messages.py), so a term is a whole word, or a phrase of words when it holds
+punctuation (`fs.inotify.max_user_watches` matches those four words in a row).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import apsw
+
+from jezero.query.errors import QueryError
+from jezero.query.terms import Term, parse_terms
+from jezero.store import varints
+from jezero.store.messages import MESSAGES_TOKENIZER, ROLES
+
+# Fields of a message row, in this order, as recall returns them.
+MESSAGE_FIELDS = ("id", "item_id", "source", "session_id", "parent_session_id", "project", "segment_index", "seq",
+                  "role", "tool", "at")
+_COLS = ", ".join(f"m.{c}" for c in MESSAGE_FIELDS)
+# A boolean expression is text an agent wrote: longer than this it is a paste, not a query.
+MAX_EXPRESSION_CHARS = 1000
+COVER_NAME = "jezero_matched"
+
+
+def has_messages(conn: apsw.Connection) -> bool:
+    """Whether this library has the messages layer (a reader may meet a library that no writer
+    has migrated yet: it then searches the items alone)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='messages_fts'").fetchone() is not None
+
+
+def messages_tokenizer(conn: apsw.Connection) -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key='messages_tokenizer'").fetchone()
+    return row[0] if row else MESSAGES_TOKENIZER
+
+
+def terms_for(conn: apsw.Connection, query: str) -> list[Term]:
+    return parse_terms(query, messages_tokenizer(conn))
+
+
+def expression(terms: Sequence[Term]) -> str:
+    return " OR ".join(t.quoted for t in terms)
+
+
+def check_expression(conn: apsw.Connection, expr) -> str:
+    """A caller's own FTS5 expression, refused with a plain message when FTS5 cannot read it."""
+    if not isinstance(expr, str) or not expr.strip():
+        raise QueryError("boolean query: give an FTS5 expression, e.g. deploy AND (rollback OR revert)")
+    if len(expr) > MAX_EXPRESSION_CHARS:
+        raise QueryError(f"boolean query: longer than {MAX_EXPRESSION_CHARS} characters")
+    if "\x00" in expr:
+        raise QueryError("boolean query: contains a NUL character")
+    try:
+        conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (expr,)).fetchall()
+    except apsw.SQLError as e:
+        reason = str(e).split(":", 1)[-1].strip()
+        raise QueryError(f"boolean query is not a valid FTS5 expression ({reason}): {expr!r}; "
+                         "use AND, OR, NOT, parentheses and \"quoted phrases\"") from None
+    return expr
+
+
+@dataclass
+class MessageFilters:
+    """What recall and the fused search narrow the messages to. None means no condition."""
+
+    sources: list[str] | None = None  # the caller's sources, expanded; None = every source
+    source: str | None = None
+    projects: list[str] | None = None
+    roles: list[str] | None = None  # None: every role but "tool" unless include_tools
+    include_tools: bool = False
+    include_subagents: bool = False
+    since: str | None = None  # inclusive, stored time text
+    before: str | None = None  # exclusive, stored time text
+    min_messages: int = 0  # a session needs at least this many messages
+
+    def sql(self, alias: str = "m") -> tuple[str, list]:
+        where: list[str] = []
+        args: list = []
+        if self.sources is not None:
+            where.append(f"{alias}.source IN ({','.join('?' * len(self.sources))})")
+            args += self.sources
+        if self.source is not None:
+            where.append(f"{alias}.source = ?")
+            args.append(self.source)
+        if self.projects is not None:
+            where.append(f"{alias}.project IN ({','.join('?' * len(self.projects))})")
+            args += self.projects
+        if self.roles is not None:
+            where.append(f"{alias}.role IN ({','.join('?' * len(self.roles))})")
+            args += self.roles
+        elif not self.include_tools:
+            where.append(f"{alias}.role != 'tool'")
+        if not self.include_subagents:
+            where.append(f"{alias}.parent_session_id IS NULL")
+        if self.since is not None:
+            where.append(f"{alias}.at >= ?")
+            args.append(self.since)
+        if self.before is not None:
+            where.append(f"{alias}.at < ?")
+            args.append(self.before)
+        if self.min_messages > 1:
+            where.append(f"(SELECT count(*) FROM messages AS x WHERE x.source = {alias}.source "
+                         f"AND x.session_id = {alias}.session_id) >= ?")
+            args.append(self.min_messages)
+        return " AND ".join(where), args
+
+
+def check_roles(roles) -> list[str] | None:
+    if roles is None or roles == "" or roles == []:
+        return None
+    if isinstance(roles, str):
+        roles = [roles]
+    bad = [r for r in roles if r not in ROLES]
+    if bad:
+        raise QueryError(f"role must be one of {', '.join(ROLES)}; got {', '.join(map(repr, bad))}")
+    return list(dict.fromkeys(roles))
+
+
+@dataclass(slots=True)
+class Match:
+    """One matching message: where it is, and what ranked it."""
+
+    id: int
+    item_id: int
+    source: str
+    session_id: str
+    parent_session_id: str | None
+    project: str | None
+    segment_index: int
+    seq: int
+    role: str
+    tool: str | None
+    at: str
+    bm25: float
+    bm25_rank: int  # its place in bm25 order among the fetched matches; -1 when a time order fetched it
+    coverage: int = 1  # distinct query terms it holds
+    matched: list[str] = field(default_factory=list)
+
+
+# matches(): a term in more messages than this is ranked among its most recent this many (bm25
+# costs about a microsecond a row: 5 ms at most; benchmarks/messages/README.md).
+RANK_CAP = 5000
+
+ORDERS = {
+    "relevance": "b, m.id",
+    "newest": "m.at DESC, m.id DESC",
+    "oldest": "m.at ASC, m.id ASC",
+}
+
+
+def matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: int,
+            order: str = "relevance", terms: Sequence[Term] = ()) -> tuple[list[Match], list[str]]:
+    """The first `fetch` messages matching `expr` that pass `filters`, in `order`, and the terms
+    whose matches were ranked among the RANK_CAP most recently stored ones only.
+
+    FTS5 computes bm25 for every matching row before LIMIT applies: a common word in a large
+    library means scoring hundreds of thousands of messages. So, given the query's `terms`, a
+    term in more than RANK_CAP messages is common: the rows of the other (rarer) terms are all
+    ranked, by bm25 over those terms, and the common terms add their RANK_CAP most recent rows,
+    by bm25 over the common terms (small: their IDF is low). The caller's coverage re-rank then
+    puts a message holding both kinds first. Without a common term the answer is the plain full
+    ranking. CROSS JOIN keeps the FTS5 table as the outer loop."""
+    where, args = filters.sql()
+    cond = f"messages_fts MATCH ? {'AND ' + where if where else ''}"
+    if order != "relevance":
+        rows = conn.execute(
+            f"SELECT {_COLS}, 0.0 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+            f"WHERE {cond} ORDER BY {ORDERS[order]} LIMIT ?", [expr, *args, fetch]).fetchall()
+        return [Match(*r[:11], r[11], -1) for r in rows], []
+    common = [t for t in terms if _common(conn, t)]
+    rarer = [t for t in terms if t not in common]
+    ranked = f"SELECT {_COLS}, bm25(messages_fts) AS b FROM messages_fts CROSS JOIN messages AS m " \
+             f"ON m.id = messages_fts.rowid WHERE {cond}"
+    if not common:
+        rows = conn.execute(f"{ranked} ORDER BY b, m.id LIMIT ?", [expr, *args, fetch]).fetchall()
+    else:
+        rows = conn.execute(
+            f"SELECT * FROM ({ranked} ORDER BY messages_fts.rowid DESC LIMIT ?) ORDER BY b, id LIMIT ?",
+            [expression(common), *args, RANK_CAP, fetch]).fetchall()
+        if rarer:
+            seen = {r[0] for r in rows}
+            rows += [r for r in conn.execute(f"{ranked} ORDER BY b, m.id LIMIT ?", [expression(rarer), *args, fetch])
+                     if r[0] not in seen]
+            rows.sort(key=lambda r: (r[11], r[0]))
+            rows = rows[:fetch]
+    return [Match(*r[:11], r[11], i) for i, r in enumerate(rows)], [t.text for t in common]
+
+
+def _common(conn: apsw.Connection, term: Term) -> bool:
+    """Whether more than RANK_CAP messages hold `term`. A phrase with one word under the cap is
+    under it too, which saves walking the phrase (FTS5 reads every word's list for it)."""
+    if len(term.key) > 1 and any(token_rows(conn, tok, RANK_CAP + 1) <= RANK_CAP for tok in term.key):
+        return False
+    return len(ids_up_to(conn, term, RANK_CAP + 1)) > RANK_CAP
+
+
+def cover(conn: apsw.Connection, found: list[Match], terms: Sequence[Term]) -> None:
+    """Set each match's coverage: how many distinct query terms it holds (FTS5 says which of the
+    expression's phrases hit the row; nothing is re-tokenized in Python)."""
+    if not found:
+        return
+    if len(terms) < 2:
+        for m in found:
+            m.coverage, m.matched = 1, [terms[0].text] if terms else []
+        return
+    _register(conn)
+    by_id = {m.id: m for m in found}
+    ids = list(by_id)
+    rows = conn.execute(
+        f"SELECT rowid, {COVER_NAME}(messages_fts) FROM messages_fts WHERE messages_fts MATCH ? "
+        f"AND rowid IN ({','.join('?' * len(ids))})", [expression(terms), *ids])
+    for rowid, mask in rows:
+        m = by_id[rowid]
+        m.matched = [t.text for i, t in enumerate(terms) if mask >> i & 1]
+        m.coverage = len(m.matched)
+
+
+def coverage_order(found: list[Match]) -> list[Match]:
+    """More distinct query terms first; bm25 order (the fetch order) breaks ties."""
+    return sorted(found, key=lambda m: -m.coverage)  # stable: keeps bm25 order within a coverage
+
+
+def _matched_mask(api: apsw.FTS5ExtensionApi) -> int:
+    mask = 0
+    for i in range(api.phrase_count):
+        if api.phrase_columns(i):
+            mask |= 1 << i
+    return mask
+
+
+_registered: "weakref.WeakSet[apsw.Connection]" = weakref.WeakSet()
+_lock = threading.Lock()
+
+
+def _register(conn: apsw.Connection) -> None:
+    with _lock:
+        if conn not in _registered:
+            conn.register_fts5_function(COVER_NAME, _matched_mask)
+            _registered.add(conn)
+
+
+def ids_up_to(conn: apsw.Connection, term: Term, cap: int) -> list[int]:
+    """The ids of the messages holding `term`, at most `cap` of them."""
+    return [r[0] for r in conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?",
+                                       (term.quoted, cap))]
+
+
+def token_rows(conn: apsw.Connection, token: str, cap: int) -> int:
+    """How many messages hold this one token (as the tokenizer wrote it), counting up to `cap`."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    return conn.execute("SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+                        (quoted, cap)).fetchone()[0]
+
+
+def message_count(conn: apsw.Connection) -> int:
+    """N as FTS5's bm25 sees it: the first varint of the index's averages record."""
+    row = conn.execute("SELECT block FROM messages_fts_data WHERE id = 1").fetchone()
+    return varints(row[0])[0] if row else 0
+
+
+def rows(conn: apsw.Connection, ids: Sequence[int], filters: MessageFilters) -> dict[int, Match]:
+    """These messages, those of them that pass `filters`, by id (no ranking: bm25 0, rank -1)."""
+    if not ids:
+        return {}
+    where, args = filters.sql()
+    sql = (f"SELECT {_COLS} FROM messages AS m WHERE m.id IN ({','.join('?' * len(ids))})"
+           f"{' AND ' + where if where else ''}")
+    return {r[0]: Match(*r, 0.0, -1) for r in conn.execute(sql, [*ids, *args])}
+
+
+def texts(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    return dict(conn.execute(f"SELECT id, text FROM message_texts WHERE id IN ({','.join('?' * len(ids))})",
+                             list(ids)))
+
+
+def snippets(conn: apsw.Connection, expr: str, ids: Sequence[int], tokens: int = 24) -> dict[int, str]:
+    """FTS5's own snippet of each message around its matched words, [marked]."""
+    if not ids:
+        return {}
+    rows = conn.execute(
+        f"SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', {int(tokens)}) FROM messages_fts "
+        f"WHERE messages_fts MATCH ? AND rowid IN ({','.join('?' * len(ids))})", [expr, *ids])
+    return dict(rows)

@@ -1,0 +1,203 @@
+"""The messages layer: every stored item's transcript, one row per message, in its own FTS5 index
+(`messages_fts`) in the same file, written in the same transaction as the item.
+
+An item indexes a few hundred characters that a summarizer chose; the words a person later looks
+for are often only in the transcript. Each message keeps what recall filters on (session, parent
+session, project, source, role, time) and where it sits in its session (segment, then position),
+so recall can show the messages around a hit.
+
+Messages follow their item: written when the item is written, replaced when it is rewritten,
+deleted with it, retagged with it. The text is the item's, so it has been through the same
+redactors before it reaches this table. Tool calls and results are messages of role "tool", cut
+to TOOL_MESSAGE_CHARS (head and tail: an error is often at the end), and any message to
+MESSAGE_CHARS, so that a session that printed megabytes does not make the index grow with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+# Measured in benchmarks/messages/README.md (2,000 sessions): the word-level index is a sixth of
+# the trigram one (32 against 191 MB) and recall on it about twice as fast. Its terms are
+# whole words (a fragment such as `migrat` does not find `migration` here; the items index,
+# trigram, still does), and a token joined by punctuation (`fs.inotify.max_user_watches`) is read
+# as a phrase of its parts, which is how such a token should match anyway.
+MESSAGES_TOKENIZER = "unicode61 remove_diacritics 2"
+
+# A tool's output: the head says what ran, the tail how it ended. 2,000 characters keep both for
+# nearly every call while a build log of megabytes costs the index no more than a short answer.
+TOOL_MESSAGE_CHARS = 2000
+TOOL_TAIL_CHARS = 600
+# A person or an agent writing: long pastes are cut, the prose around them is kept whole.
+MESSAGE_CHARS = 8000
+CUT_MARK = "\n[... cut ...]\n"
+
+ROLES = ("user", "assistant", "tool", "system")
+TOOL_KINDS = {"tool_call", "tool_result"}
+SYSTEM_KINDS = {"summary", "compaction", "meta"}
+
+
+@dataclass
+class MessageRecord:
+    """One message as the store writes it (the pipeline builds them from a segment's blocks)."""
+
+    role: str  # one of ROLES
+    text: str
+    at: datetime | None = None  # None: the item's time
+    tool: str | None = None
+
+
+def message_role(block_role: str, kind: str) -> str:
+    """A block's role as recall filters on it: tool calls and results are their own role whoever
+    made them; a thinking block is the assistant's; summaries and meta blocks are the system's."""
+    if kind in TOOL_KINDS or block_role == "tool":
+        return "tool"
+    if kind in SYSTEM_KINDS or block_role == "system":
+        return "system"
+    return block_role if block_role in ROLES else "system"
+
+
+def bound(role: str, text: str) -> str:
+    text = text.strip()
+    if role == "tool":
+        if len(text) <= TOOL_MESSAGE_CHARS:
+            return text
+        head = TOOL_MESSAGE_CHARS - TOOL_TAIL_CHARS - len(CUT_MARK)
+        return text[:head] + CUT_MARK + text[-TOOL_TAIL_CHARS:]
+    if len(text) <= MESSAGE_CHARS:
+        return text
+    return text[: MESSAGE_CHARS - len(CUT_MARK)] + CUT_MARK
+
+
+def prompt_hash(role: str, text: str) -> str | None:
+    """Of a person's prompt, whitespace and case folded: the same scripted prompt in many sessions
+    is how recall tells a routine session (a scheduled or scripted run) from real work."""
+    if role != "user":
+        return None
+    folded = " ".join(text.lower().split())
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:16] if folded else None
+
+
+def from_blocks(blocks) -> list[MessageRecord]:
+    """A segment's blocks (already redacted) as messages."""
+    out = []
+    for b in blocks:
+        if not (b.text or "").strip():
+            continue
+        role = message_role(b.role, b.kind)
+        out.append(MessageRecord(role, b.text, b.time, b.tool))
+    return out
+
+
+def from_original(original: str) -> list[MessageRecord]:
+    """The messages of an item stored before this layer existed, from its rendered original
+    (already redacted). Times are not in the text: the item's time stands in."""
+    # The rendering belongs to the segmenter; read it back with its own parser.
+    from jezero.ingest.segments import parse_rendered
+
+    return from_blocks(parse_rendered(original or ""))
+
+
+# -- writing, inside the item's transaction ---------------------------------------------------------
+
+
+def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | None) -> int:
+    """Make `item_id`'s messages those of `item` (its fields: source, session, project...).
+    `messages` None: derive them from the item's original. Returns how many were written."""
+    remove(db, item_id)
+    if messages is None:
+        messages = from_original(item.original)
+    default_at = at_text(item.occurred_at)
+    rows = []
+    for seq, m in enumerate(messages):
+        role = m.role if m.role in ROLES else "system"
+        text = bound(role, m.text or "")
+        if not text:
+            continue
+        rows.append(((item_id, item.source, item.session_id, item.parent_session_id, item.project,
+                      item.segment_index, seq, role, m.tool, at_text(m.at) if m.at else default_at,
+                      prompt_hash(role, text)), text))
+    for row, text in rows:
+        db.execute(
+            "INSERT INTO messages(item_id, source, session_id, parent_session_id, project, segment_index, seq, "
+            "role, tool, at, prompt_hash) VALUES(?,?,?,?,?,?,?,?,?,?,?)", row)
+        message_id = db.last_insert_rowid()
+        db.execute("INSERT INTO message_texts(id, text) VALUES(?, ?)", (message_id, text))
+        db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (message_id, text))
+    return len(rows)
+
+
+def remove(db, item_id: int) -> None:
+    # An external-content index forgets a row only when told its old text.
+    db.execute("INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', t.id, t.text "
+               "FROM messages AS m JOIN message_texts AS t ON t.id = m.id WHERE m.item_id = ?", (item_id,))
+    db.execute("DELETE FROM message_texts WHERE id IN (SELECT id FROM messages WHERE item_id = ?)", (item_id,))
+    db.execute("DELETE FROM messages WHERE item_id = ?", (item_id,))
+
+
+def retag(db, item_id: int, project: str | None) -> None:
+    db.execute("UPDATE messages SET project = ? WHERE item_id = ?", (project, item_id))
+
+
+SCHEMA = """
+CREATE TABLE messages(
+    id INTEGER PRIMARY KEY,
+    item_id INTEGER NOT NULL,          -- the item (segment) whose transcript holds it
+    source TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    parent_session_id TEXT,            -- set for a subagent's session
+    project TEXT,                      -- the item's, retagged with it
+    segment_index INTEGER NOT NULL,    -- (segment_index, seq): its place in the session
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,                -- user, assistant, tool, system
+    tool TEXT,
+    at TEXT NOT NULL,                  -- UTC, fixed width, like items.occurred_at
+    prompt_hash TEXT                   -- user messages only: finds the same prompt in many sessions
+);
+-- The text apart: rows of `messages` stay ~100 bytes, so that mapping a few thousand matching
+-- ids to their sessions reads a few hundred pages, not one page (or more) per message.
+CREATE TABLE message_texts(
+    id INTEGER PRIMARY KEY,            -- = messages.id
+    text TEXT NOT NULL                 -- redacted, bounded
+);
+CREATE INDEX messages_item ON messages(item_id);
+CREATE INDEX messages_session ON messages(source, session_id, segment_index, seq);
+CREATE INDEX messages_prompt ON messages(prompt_hash) WHERE prompt_hash IS NOT NULL;
+"""
+
+
+def backfill(db, format_time) -> int:
+    """Messages for every item already stored, from its original: the only copy of the transcript
+    the library is sure to have (a connector's files may be gone, an upload was read once)."""
+    written = 0
+    rows = db.execute("SELECT id, source, session_id, parent_session_id, project, segment_index, occurred_at, "
+                      "original FROM items ORDER BY id").fetchall()
+    for item_id, source, session_id, parent, project, segment_index, occurred_at, original in rows:
+        item = _Stored(source, session_id, parent, project, segment_index, occurred_at, original)
+        written += replace(db, item_id, item, lambda t: t if isinstance(t, str) else format_time(t), None)
+    return written
+
+
+@dataclass
+class _Stored:
+    """The fields of a stored item that its messages copy (occurred_at as stored text)."""
+
+    source: str
+    session_id: str
+    parent_session_id: str | None
+    project: str | None
+    segment_index: int
+    occurred_at: str
+    original: str
+
+
+def create(db, tokenizer: str | None = None) -> None:
+    tokenizer = tokenizer or MESSAGES_TOKENIZER
+    db.execute(SCHEMA)
+    tok = tokenizer.replace("'", "''")
+    db.execute(f"CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='message_texts', content_rowid='id', "
+               f"tokenize='{tok}')")
+    db.execute("INSERT INTO meta(key, value) VALUES('messages_tokenizer', ?) "
+               "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (tokenizer,))
