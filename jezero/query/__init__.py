@@ -16,7 +16,9 @@ How search ranks
 ----------------
 Terms are the query's words and "quoted phrases", each quoted (so nothing typed acts as an FTS5
 operator), shorter ones than the tokenizer can look up dropped (3 characters for trigram),
-deduplicated, OR-ed. Stage 1 asks FTS5 for the `candidate_pool` rows (200) with the best
+deduplicated, OR-ed. A word loses the sentence punctuation around it (`watches?` is `watches`), and
+a word joined by `.`, `=`, `/` or `:` adds its parts as terms (`max_user_watches=524288` also
+matches `max_user_watches` and `524288` apart); a quoted phrase stays exactly as written (terms.py). Stage 1 asks FTS5 for the `candidate_pool` rows (200) with the best
 `bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5)` among the rows that pass the filters (allowed sources,
 source, project, since). Stage 2 multiplies relevance (-bm25) by a recency factor
 
