@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,11 +30,23 @@ from jezero.query.errors import ItemNotFound, QueryError
 from jezero.query.terms import Term, parse_terms, split_tokenizer
 from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS
 
-# later(): how many subject hits to look at, and the share of the best relevance a hit needs to
-# count as on the same subject (terms are OR-ed, so one shared common word is enough to match).
+# later(): how many subject hits to look at, and what a hit needs to count as on the same subject
+# (terms are OR-ed, so one shared common word is enough to match). BM25 scores are not comparable
+# across queries, so both bars are shares of scores for the same subject:
+# - LATER_SELF_SHARE of the item's own relevance, the scale of a full match. Measured on the
+#   retrieval benchmark's decision chains (benchmarks/retrieval/README.md): the session that
+#   revised a decision scores 0.19-0.55 of the item, unrelated newer work of the project
+#   0.00-0.22, mostly under 0.1;
+# - LATER_MIN_SHARE of the best other hit (the seed's share), no longer of the item itself: the
+#   item matches its own title best by far, and set a bar that the revising session often missed.
 LATER_POOL = 50
+LATER_SELF_SHARE = 0.15
 LATER_MIN_SHARE = 0.3
 LATER_KEEP_CLOSEST = 2
+# Without a query the subject is the title and what the item settled and touched: the title is
+# the person's first sentence, often a complaint ("the runner box filled its disk again"), while
+# the revising session names the decision, its parts and its files.
+LATER_SUBJECT_ATOMS = ("decision", "fact", "file")
 
 # _in_parts(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
 # other terms include one in HEAVY_ROWS rows and HEAVY_SHARE of the library or more (below that,
@@ -451,9 +464,11 @@ def later(
 ) -> dict:
     """Newer items on the same subject as `item_id`, newest first.
 
-    1. Search `query` (else the item's title) within the item's project (its source when it has
-       none), since the item's time (inclusive), LATER_POOL results, pure relevance.
-    2. Drop the item; keep hits with relevance >= LATER_MIN_SHARE x the best (the item included).
+    1. Search `query` (else the item's title and its decision, fact and file atoms) within the
+       item's project (its source when it has none), since the item's time (inclusive),
+       LATER_POOL results, pure relevance.
+    2. Drop the item; keep hits with relevance >= LATER_SELF_SHARE x the item's own relevance
+       and >= LATER_MIN_SHARE x the best other hit.
     3. Keep the LATER_KEEP_CLOSEST most relevant; fill the other places with the newest.
     4. Newest first, at most `limit` (5 by default): matched_by = "subject".
     5. Nothing left: the project's (or source's) newer items by date: matched_by = "project_timeline".
@@ -461,12 +476,15 @@ def later(
     opts = options_or_default(options)
     lim = clamp_limit(limit, min(LATER_DEFAULT_LIMIT, opts.max_limit), opts.max_limit)
     item = brief(conn, item_id, allowed)
-    subject = query if isinstance(query, str) and query.strip() else item["title"]
+    subject = query if isinstance(query, str) and query.strip() else later_subject(conn, item)
     scope = {"project": item["project"]} if item["project"] else {"source": item["source"]}
     hits = _search(conn, subject, allowed=allowed, since=item["occurred_at"], limit=LATER_POOL, options=opts,
                    now=now, recency_weight=0.0, **scope)
-    best = max((h["score"] for h in hits), default=0.0)
-    fair = [h for h in hits if h["id"] != item["id"] and h["score"] >= LATER_MIN_SHARE * best]
+    own = next((h["score"] for h in hits if h["id"] == item["id"]), 0.0)
+    others = [h for h in hits if h["id"] != item["id"]]
+    best = max((h["score"] for h in others), default=0.0)
+    bar = max(LATER_SELF_SHARE * own, LATER_MIN_SHARE * best)
+    fair = [h for h in others if h["score"] > 0 and h["score"] >= bar]
     if fair:
         closest = sorted(fair, key=lambda h: (-h["score"], -h["id"]))
         chosen = closest[:LATER_KEEP_CLOSEST]
@@ -475,6 +493,18 @@ def later(
     newer = _timeline(conn, since=item["occurred_at"], until=None, limit=lim + 1, allowed=allowed, **scope)
     return {"matched_by": "project_timeline", "item": item,
             "items": [h for h in newer if h["id"] != item["id"]][:lim]}
+
+
+def later_subject(conn: apsw.Connection, item: dict) -> str:
+    """The words later() searches when no query is given: the title, then the texts of the item's
+    LATER_SUBJECT_ATOMS atoms (parse_terms keeps the first MAX_TERMS distinct terms)."""
+    row = conn.execute("SELECT atoms FROM items WHERE id = ?", (item["id"],)).fetchone()
+    try:
+        atoms = json.loads(row[0]) if row and row[0] else []
+    except ValueError:
+        atoms = []
+    texts = [a.get("text", "") for a in atoms if isinstance(a, dict) and a.get("type") in LATER_SUBJECT_ATOMS]
+    return "\n".join([item["title"], *(t for t in texts if isinstance(t, str))])
 
 
 def _by_date(hits: list[dict]) -> list[dict]:
