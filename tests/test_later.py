@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 
 from jezero.query import later
-from jezero.query.search import LATER_SELF_SHARE, later_subject
+from jezero.query.current import SELF_SHARE as LATER_SELF_SHARE
+from jezero.query.current import subject_text as later_subject
 from jezero.store import open_readonly
 from test_query import NOW, build, filler, item
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,7 +10,7 @@ from datetime import datetime
 import apsw
 
 from jezero.config import SearchConfig
-from jezero.query import bm25, rare, stats
+from jezero.query import bm25, current, rare, stats
 from jezero.query.common import (
     HIT_FIELDS,
     LATER_DEFAULT_LIMIT,
@@ -32,21 +31,13 @@ from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS
 
 # later(): how many subject hits to look at, and what a hit needs to count as on the same subject
 # (terms are OR-ed, so one shared common word is enough to match). BM25 scores are not comparable
-# across queries, so both bars are shares of scores for the same subject:
-# - LATER_SELF_SHARE of the item's own relevance, the scale of a full match. Measured on the
-#   retrieval benchmark's decision chains (benchmarks/retrieval/README.md): the session that
-#   revised a decision scores 0.19-0.55 of the item, unrelated newer work of the project
-#   0.00-0.22, mostly under 0.1;
-# - LATER_MIN_SHARE of the best other hit (the seed's share), no longer of the item itself: the
-#   item matches its own title best by far, and set a bar that the revising session often missed.
+# across queries, so both bars are shares of scores for the same subject: current.SELF_SHARE of
+# the item's own relevance (the scale of a full match), and LATER_MIN_SHARE of the best other hit
+# (the seed's share, no longer of the item itself: the item matches its own title best by far, and
+# set a bar that the revising session often missed).
 LATER_POOL = 50
-LATER_SELF_SHARE = 0.15
 LATER_MIN_SHARE = 0.3
 LATER_KEEP_CLOSEST = 2
-# Without a query the subject is the title and what the item settled and touched: the title is
-# the person's first sentence, often a complaint ("the runner box filled its disk again"), while
-# the revising session names the decision, its parts and its files.
-LATER_SUBJECT_ATOMS = ("decision", "fact", "file")
 
 # _in_parts(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
 # other terms include one in HEAVY_ROWS rows and HEAVY_SHARE of the library or more (below that,
@@ -120,6 +111,7 @@ def search(
     explain: bool = False,
     now: datetime | None = None,
     recency_weight: float | None = None,
+    current_first: bool = True,
 ) -> list[dict]:
     """Items matching any term of `query`, best first: BM25 over the indexed fields, then a
     recency factor (see the package docstring for the method and for what the time budget does).
@@ -127,13 +119,21 @@ def search(
     Each hit: id, title, summary, project, source, agent, session_id, occurred_at, score; with
     `explain`, an `explain` dict of the numbers behind the score. Never raises for what the query
     text contains; raises QueryError for a bad since, limit or recency_weight.
+
+    With `current_first` (the default), a hit that has a newer hit of its project on its subject
+    further down the list gets that hit placed just before it (current.py: the current decision
+    first, the old one kept).
     """
     opts = options_or_default(options)
-    return _search(
+    hits = _search(
         conn, query, allowed=allowed, source=source, project=project, since=since,
         limit=clamp_limit(limit, opts.default_limit, opts.max_limit), options=opts, explain=explain, now=now,
         recency_weight=recency_weight,
     )
+    if current_first and len(hits) > 1:
+        with budget(conn, opts.time_budget_ms):
+            hits = current.current_first(conn, hits, library_tokenizer(conn))
+    return hits
 
 
 def _search(conn, query, *, allowed=("*",), source=None, project=None, since=None, limit, options, explain=False,
@@ -467,7 +467,7 @@ def later(
     1. Search `query` (else the item's title and its decision, fact and file atoms) within the
        item's project (its source when it has none), since the item's time (inclusive),
        LATER_POOL results, pure relevance.
-    2. Drop the item; keep hits with relevance >= LATER_SELF_SHARE x the item's own relevance
+    2. Drop the item; keep hits with relevance >= current.SELF_SHARE x the item's own relevance
        and >= LATER_MIN_SHARE x the best other hit.
     3. Keep the LATER_KEEP_CLOSEST most relevant; fill the other places with the newest.
     4. Newest first, at most `limit` (5 by default): matched_by = "subject".
@@ -476,14 +476,14 @@ def later(
     opts = options_or_default(options)
     lim = clamp_limit(limit, min(LATER_DEFAULT_LIMIT, opts.max_limit), opts.max_limit)
     item = brief(conn, item_id, allowed)
-    subject = query if isinstance(query, str) and query.strip() else later_subject(conn, item)
+    subject = query if isinstance(query, str) and query.strip() else current.subject_text(conn, item)
     scope = {"project": item["project"]} if item["project"] else {"source": item["source"]}
     hits = _search(conn, subject, allowed=allowed, since=item["occurred_at"], limit=LATER_POOL, options=opts,
                    now=now, recency_weight=0.0, **scope)
     own = next((h["score"] for h in hits if h["id"] == item["id"]), 0.0)
     others = [h for h in hits if h["id"] != item["id"]]
     best = max((h["score"] for h in others), default=0.0)
-    bar = max(LATER_SELF_SHARE * own, LATER_MIN_SHARE * best)
+    bar = max(current.SELF_SHARE * own, LATER_MIN_SHARE * best)
     fair = [h for h in others if h["score"] > 0 and h["score"] >= bar]
     if fair:
         closest = sorted(fair, key=lambda h: (-h["score"], -h["id"]))
@@ -493,18 +493,6 @@ def later(
     newer = _timeline(conn, since=item["occurred_at"], until=None, limit=lim + 1, allowed=allowed, **scope)
     return {"matched_by": "project_timeline", "item": item,
             "items": [h for h in newer if h["id"] != item["id"]][:lim]}
-
-
-def later_subject(conn: apsw.Connection, item: dict) -> str:
-    """The words later() searches when no query is given: the title, then the texts of the item's
-    LATER_SUBJECT_ATOMS atoms (parse_terms keeps the first MAX_TERMS distinct terms)."""
-    row = conn.execute("SELECT atoms FROM items WHERE id = ?", (item["id"],)).fetchone()
-    try:
-        atoms = json.loads(row[0]) if row and row[0] else []
-    except ValueError:
-        atoms = []
-    texts = [a.get("text", "") for a in atoms if isinstance(a, dict) and a.get("type") in LATER_SUBJECT_ATOMS]
-    return "\n".join([item["title"], *(t for t in texts if isinstance(t, str))])
 
 
 def _by_date(hits: list[dict]) -> list[dict]:
