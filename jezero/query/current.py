@@ -23,7 +23,7 @@ import json
 
 import apsw
 
-from jezero.query import bm25, stats
+from jezero.query import bm25, rare, stats
 from jezero.query.terms import parse_terms, split_tokenizer
 from jezero.store import FTS_COLUMNS
 
@@ -75,7 +75,7 @@ def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> li
 
 def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
     checked: set[int] = set()
-    texts: dict[int, list[str]] | None = None
+    texts: _Texts | None = None
     i = 0
     while i < min(ANCHORS, len(hits)):
         anchor = hits[i]
@@ -90,10 +90,7 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
             i += 1
             continue
         if texts is None:
-            ids = [h["id"] for h in hits]
-            texts = {r[0]: list(r[1:]) for r in conn.execute(
-                f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM items_fts WHERE rowid IN ({','.join('?' * len(ids))})",
-                ids)}
+            texts = _Texts(conn, [h["id"] for h in hits], tokenizer)
         relevance = _subject_relevance(conn, anchor, [anchor, *newer], texts, tokenizer)
         own = relevance.get(anchor["id"], 0.0)
         on_subject = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= MOVE_SHARE * own]
@@ -110,24 +107,57 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
     return hits
 
 
-def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: dict[int, list[str]],
-                       tokenizer: str) -> dict[int, float]:
-    """Each row's bm25 relevance for the anchor's subject, computed from its indexed text with
-    the library's exact term counts (counted once per index state, as search does)."""
+def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", tokenizer: str) -> dict[int, float]:
+    """Each row's bm25 relevance for the anchor's subject, computed from its indexed text.
+
+    The IDFs come from the query planner's sample (stats.sample_share), not from exact counts: a
+    subject has up to MAX_TERMS words, and counting each over the index cost 20-150 ms per search
+    on a library of 10,000 items whenever the index had changed. The share test only needs common
+    words to weigh little and distinctive ones much, which the sample tells; the sample of a
+    library of up to SAMPLE_SIZE items is the whole library."""
     terms = parse_terms(subject_text(conn, anchor), tokenizer)
     if not terms:
         return {}
     index = stats.index_stats(conn)
     if index.rows == 0:
         return {}
-    idfs = [bm25.idf(index.rows, stats.exact_count(conn, index, t)) for t in terms]
-    name, args = split_tokenizer(tokenizer)
-    tok = conn.fts5_tokenizer(name, args)
+    idfs = []
+    for t in terms:
+        share = stats.sample_share(conn, index, t)
+        if share is None:  # the sample could not be read in time: no judgement
+            return {}
+        idfs.append(bm25.idf(index.rows, round(min(share, 1.0) * index.rows)))
+    return {h["id"]: texts.relevance(h["id"], terms, idfs, index) for h in rows}
 
-    def tokenize_doc(text: str):
-        return tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
-                   include_colocated=False)
 
-    keys = [t.key for t in terms]
-    return {h["id"]: bm25.explain_row(texts.get(h["id"], [""] * len(FTS_COLUMNS)), keys, idfs, index.rows,
-                                      index.tokens, tokenize_doc)["relevance"] for h in rows}
+class _Texts:
+    """The indexed text of the hits, read once per search and scored as FTS5 would: through
+    rare.py's folded text for a case-folding trigram index (substring counts in C), else by
+    tokenizing (bm25.explain_row)."""
+
+    def __init__(self, conn: apsw.Connection, ids: list[int], tokenizer: str):
+        marks = ",".join("?" * len(ids))
+        self.columns = {r[0]: list(r[1:]) for r in conn.execute(
+            f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM items_fts WHERE rowid IN ({marks})", ids)}
+        self.fold = rare.folder(*split_tokenizer(tokenizer))
+        self.rows: dict[int, rare.Row] = {}
+        if self.fold is not None:
+            sizes = dict(conn.execute(f"SELECT id, sz FROM items_fts_docsize WHERE id IN ({marks})", ids))
+            for rowid, cols in self.columns.items():
+                self.rows[rowid] = rare.Row(rowid, [self.fold(c) for c in cols], rare.total_tokens(sizes.get(rowid, b"")),
+                                            "", None, "")
+        else:
+            name, args = split_tokenizer(tokenizer)
+            tok = conn.fts5_tokenizer(name, args)
+            self.tokenize_doc = lambda text: tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                                                 include_offsets=False, include_colocated=False)
+
+    def relevance(self, rowid: int, terms, idfs: list[float], index: stats.IndexStats) -> float:
+        if self.fold is not None:
+            row = self.rows.get(rowid)
+            if row is None:
+                return 0.0
+            return -rare.score(row, [rare.folded(t) for t in terms], idfs, index.tokens / index.rows)
+        cols = self.columns.get(rowid, [""] * len(FTS_COLUMNS))
+        return bm25.explain_row(cols, [t.key for t in terms], idfs, index.rows, index.tokens,
+                                self.tokenize_doc)["relevance"]
