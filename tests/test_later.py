@@ -103,3 +103,15 @@ def test_an_item_with_unreadable_atoms_still_has_its_title_as_subject(tmp_path):
     assert later_subject(conn, {"id": ids[0], "title": "okapi sighting"}) == "okapi sighting"
     assert ids_of(later(conn, ids[0], now=NOW)) == [ids[1]]
     conn.close()
+
+
+def test_with_a_query_a_hit_must_also_be_on_the_items_subject(ci, monkeypatch):
+    """Generic words match much of a project: the shop's footer and newsletter work match `shop`
+    as well as the revisions match `runners`. The item's own subject keeps them out."""
+    conn, ids = ci
+    found = later(conn, ids[0], "shop builds runners", now=NOW)
+    assert found["matched_by"] == "subject" and ids_of(found) == [ids[4], ids[2]]
+    from jezero.query import current
+    monkeypatch.setattr(current, "on_subject", lambda conn, item, hits, tokenizer, share=0.15: hits)
+    loose = ids_of(later(conn, ids[0], "shop builds runners", now=NOW))
+    assert {ids[1], ids[5]} & set(loose)  # without the subject test the unrelated shop work got in

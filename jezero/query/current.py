@@ -73,6 +73,23 @@ def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> li
         return hits
 
 
+def on_subject(conn: apsw.Connection, item: dict, hits: list[dict], tokenizer: str,
+               share: float = SELF_SHARE) -> list[dict]:
+    """The hits whose relevance for the item's subject is at least `share` of the item's own, in
+    their order. On a SQLite error (the time budget included) the hits come back as they were."""
+    if not hits:
+        return hits
+    try:
+        texts = _Texts(conn, [item["id"], *(h["id"] for h in hits)], tokenizer)
+        relevance = _subject_relevance(conn, item, [item, *hits], texts, tokenizer)
+    except apsw.Error:
+        return hits
+    own = relevance.get(item["id"], 0.0)
+    if own <= 0:
+        return hits  # nothing to compare with: the query alone decides
+    return [h for h in hits if relevance.get(h["id"], 0.0) >= share * own]
+
+
 def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
     checked: set[int] = set()
     texts: _Texts | None = None

@@ -468,7 +468,8 @@ def later(
        item's project (its source when it has none), since the item's time (inclusive),
        LATER_POOL results, pure relevance.
     2. Drop the item; keep hits with relevance >= current.SELF_SHARE x the item's own relevance
-       and >= LATER_MIN_SHARE x the best other hit.
+       and >= LATER_MIN_SHARE x the best other hit. With a query, a hit must also be on the
+       item's own subject (current.on_subject).
     3. Keep the LATER_KEEP_CLOSEST most relevant; fill the other places with the newest.
     4. Newest first, at most `limit` (5 by default): matched_by = "subject".
     5. Nothing left: the project's (or source's) newer items by date: matched_by = "project_timeline".
@@ -476,7 +477,8 @@ def later(
     opts = options_or_default(options)
     lim = clamp_limit(limit, min(LATER_DEFAULT_LIMIT, opts.max_limit), opts.max_limit)
     item = brief(conn, item_id, allowed)
-    subject = query if isinstance(query, str) and query.strip() else current.subject_text(conn, item)
+    asked = isinstance(query, str) and bool(query.strip())
+    subject = query if asked else current.subject_text(conn, item)
     scope = {"project": item["project"]} if item["project"] else {"source": item["source"]}
     hits = _search(conn, subject, allowed=allowed, since=item["occurred_at"], limit=LATER_POOL, options=opts,
                    now=now, recency_weight=0.0, **scope)
@@ -485,6 +487,10 @@ def later(
     best = max((h["score"] for h in others), default=0.0)
     bar = max(current.SELF_SHARE * own, LATER_MIN_SHARE * best)
     fair = [h for h in others if h["score"] > 0 and h["score"] >= bar]
+    if asked:
+        # The agent's words narrow the subject; they do not replace it. Generic words ("how are
+        # invoices generated") match much of a project: a hit must also be on the item's own subject.
+        fair = current.on_subject(conn, item, fair, library_tokenizer(conn))
     if fair:
         closest = sorted(fair, key=lambda h: (-h["score"], -h["id"]))
         chosen = closest[:LATER_KEEP_CLOSEST]
