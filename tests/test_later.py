@@ -115,3 +115,28 @@ def test_with_a_query_a_hit_must_also_be_on_the_items_subject(ci, monkeypatch):
     monkeypatch.setattr(current, "on_subject", lambda conn, item, hits, tokenizer, share=0.15: hits)
     loose = ids_of(later(conn, ids[0], "shop builds runners", now=NOW))
     assert {ids[1], ids[5]} & set(loose)  # without the subject test the unrelated shop work got in
+
+
+def test_with_a_query_a_drifting_chain_is_followed(tmp_path):
+    """Each revision shares words with the one before it, the last hardly any with the first:
+    it is kept because it is on the middle step's subject."""
+    items = [
+        decided(item("Add web analytics to the shop", "Google Analytics on every page.", days_ago=300),
+                "We use Google Analytics 4 (gtag.js) on every page, property G-SHOP2026"),
+        decided(item("Consent banner needed for Google Analytics", "Switched to Plausible.", days_ago=200),
+                "The analytics script is now Plausible, cookieless; Google Analytics removed; Plausible costs 9/month"),
+        decided(item("Nobody reads the dashboard", "Server logs only.", days_ago=100),
+                "No analytics script any more: nginx access logs via goaccess; Plausible cancelled, saving 9/month"),
+        item("Footer links", "Footer links for the shop.", days_ago=50),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    from jezero.query import current
+    first = {"id": ids[0], "title": "Add web analytics to the shop", "occurred_at": "0"}
+    texts = current._Texts(conn, ids[:3], "trigram remove_diacritics 1")
+    rel = current._subject_relevance(conn, first, [first, {"id": ids[2]}], texts, "trigram remove_diacritics 1")
+    assert rel[ids[2]] < current.SELF_SHARE * rel[ids[0]]  # the last step alone is off the first's subject
+    found = later(conn, ids[0], "analytics", now=NOW)
+    assert found["matched_by"] == "subject" and ids_of(found) == [ids[2], ids[1]]
+    conn.close()

@@ -23,10 +23,9 @@ Everything is generated from a seed per conversation: two runs write the same wo
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
 
-from specs._base import NOW, A, Spec, U
+from specs._base import A, Spec, U
 
 CHAT_KINDS = ("chat_fact", "chat_multi", "chat_time", "chat_update")
 SESSIONS_PER_CHAT = 30
@@ -38,7 +37,7 @@ class ChatQuery:
     kind: str
     text: str
     relevant: tuple[str, ...]  # session keys
-    project: str  # the conversation: queries are asked within it
+    project: str  # the conversation's folder name (bench.py asks within the ingested session's project)
     needles: tuple[tuple[str, str], ...] = ()  # (session key, a string that must be in its transcript)
 
 
@@ -57,7 +56,6 @@ class Conversation:
     key: str
     a: Person
     b: Person
-    facts: dict = field(default_factory=dict)
 
 
 CONVERSATIONS = [
@@ -207,17 +205,17 @@ def fact_makers(rng: random.Random, a: Person, b: Person):
                           "She wants it small, just family and a few friends."],
          f"when is {a.name}'s sister getting married", f"{wed_day}th of June"),
         # said in passing, in the middle of small talk, with no name in the question
-        ("chat_fact", b, [f"Physio says it's a torn meniscus, no running for six weeks."],
+        ("chat_fact", b, ["Physio says it's a torn meniscus, no running for six weeks."],
          "what's wrong with his knee", "torn meniscus"),
         # two sessions: a plan, and what became of it
         ("chat_multi", a, [f"For our anniversary we've booked {rest1} on Friday, can't wait."],
          f"where did {a.name} and {a.partner} end up having the anniversary dinner", rest1,
          (a, [f"{rest1} cancelled on us last minute! We went to {rest2} instead and it was even better."], rest2)),
-        ("chat_multi", b, [f"My cousin Aoife is coming over from Cork for a visit next month."],
+        ("chat_multi", b, ["My cousin Aoife is coming over from Cork for a visit next month."],
          "how long is the cousin from Ireland staying", "Aoife",
          (b, ["Aoife landed yesterday, she's staying with us until the end of the month."], "until the end of the month")),
         # when things happened (the session's own words give the time)
-        ("chat_time", a, [f"Today was my first shift in the new role, I'm exhausted but happy."],
+        ("chat_time", a, ["Today was my first shift in the new role, I'm exhausted but happy."],
          f"when did {a.name} start the new position", "first shift in the new role"),
         ("chat_time", b, [f"We picked up the keys today! Moving into the flat on {street} this weekend."],
          f"what day did {b.name} get into the new home", street),
@@ -304,7 +302,3 @@ def chat_specs() -> tuple[list[Spec], list[ChatQuery]]:
             specs.append(Spec(key, "claude", project_cwd, days_ago, _turns(conv, lines), branch="",
                               notes=f"chat {conv.key}, session {i}"))
     return specs, queries
-
-
-def session_date(spec: Spec) -> datetime:
-    return NOW - timedelta(days=spec.days_ago)

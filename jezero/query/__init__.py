@@ -34,10 +34,11 @@ How later decides "same subject"
 --------------------------------
 The subject is the query, else the item's title with its decision, fact and file atoms. A newer
 hit of the item's project counts when its relevance for the subject reaches 0.15 of the item's
-own and 0.3 of the best other hit; with a query it must also reach 0.15 of the item's own
-relevance for the item's subject. The seed's rule took 0.3 of the best hit with the item itself
-included, a bar set by the item matching its own title that the revising session rarely reached
-(benchmarks/retrieval/README.md has the measurements).
+own and 0.3 of the best other hit; with a query it must also be on the subject of the item, or
+of an older hit already kept (0.15 of that one's own relevance for its title and atoms). The
+seed's rule took 0.3 of the best hit with the item itself included, a bar set by the item
+matching its own title that the revising session rarely reached (benchmarks/retrieval/README.md
+has the measurements).
 
 Making it fast without changing the answer
 ------------------------------------------

@@ -75,19 +75,34 @@ def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> li
 
 def on_subject(conn: apsw.Connection, item: dict, hits: list[dict], tokenizer: str,
                share: float = SELF_SHARE) -> list[dict]:
-    """The hits whose relevance for the item's subject is at least `share` of the item's own, in
-    their order. On a SQLite error (the time budget included) the hits come back as they were."""
+    """The hits on the item's subject, in their order: a hit whose relevance for the subject of
+    the item, or of a hit already kept and older than it, is at least `share` of that one's own.
+    A chain of revisions drifts (analytics script → Plausible → server logs with goaccess): the
+    last step shares the middle one's words more than the first's. On a SQLite error (the time
+    budget included) the hits come back as they were."""
     if not hits:
         return hits
     try:
         texts = _Texts(conn, [item["id"], *(h["id"] for h in hits)], tokenizer)
-        relevance = _subject_relevance(conn, item, [item, *hits], texts, tokenizer)
+        kept: set[int] = set()
+        pending = sorted(hits, key=lambda h: (h.get("occurred_at") or "", h["id"]))
+        anchors = [item]
+        while anchors and pending:
+            anchor = anchors.pop(0)
+            relevance = _subject_relevance(conn, anchor, [anchor, *pending], texts, tokenizer)
+            own = relevance.get(anchor["id"], 0.0)
+            if own <= 0:
+                if anchor is item:
+                    return hits  # nothing to compare with: the query alone decides
+                continue
+            joined = [h for h in pending if (h.get("occurred_at") or "") >= (anchor.get("occurred_at") or "")
+                      and relevance.get(h["id"], 0.0) >= share * own]
+            kept.update(h["id"] for h in joined)
+            anchors += joined
+            pending = [h for h in pending if h["id"] not in kept]
     except apsw.Error:
         return hits
-    own = relevance.get(item["id"], 0.0)
-    if own <= 0:
-        return hits  # nothing to compare with: the query alone decides
-    return [h for h in hits if relevance.get(h["id"], 0.0) >= share * own]
+    return [h for h in hits if h["id"] in kept]
 
 
 def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
@@ -100,9 +115,7 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
             i += 1
             continue
         checked.add(anchor["id"])
-        newer = [h for h in hits[i + 1:] if h.get("project") == anchor["project"]
-                 and h["session_id"] != anchor["session_id"] and h["occurred_at"] > anchor["occurred_at"]
-                 and h["score"] > 0 and anchor["score"] <= MAX_LEAD * h["score"]]
+        newer = [h for h in hits[i + 1:] if _may_move(h, anchor)]
         if not newer:
             i += 1
             continue
@@ -122,6 +135,15 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
                                             "subject_share": relevance[current["id"]] / own}
         # the moved hit is now at i: check it as an anchor too (a chain of three revisions)
     return hits
+
+
+def _may_move(hit: dict, anchor: dict) -> bool:
+    """A hit of another session of the anchor's project, newer, whose score is within MAX_LEAD
+    of the anchor's. (Hits are items: their ids are read from items_fts.)"""
+    score, lead = hit.get("score") or 0.0, anchor.get("score") or 0.0
+    return (hit.get("project") == anchor["project"] and hit.get("session_id") != anchor.get("session_id")
+            and (hit.get("occurred_at") or "") > (anchor.get("occurred_at") or "")
+            and score > 0 and lead <= MAX_LEAD * score)
 
 
 def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", tokenizer: str) -> dict[int, float]:
@@ -161,8 +183,8 @@ class _Texts:
         if self.fold is not None:
             sizes = dict(conn.execute(f"SELECT id, sz FROM items_fts_docsize WHERE id IN ({marks})", ids))
             for rowid, cols in self.columns.items():
-                self.rows[rowid] = rare.Row(rowid, [self.fold(c) for c in cols], rare.total_tokens(sizes.get(rowid, b"")),
-                                            "", None, "")
+                size = rare.total_tokens(sizes.get(rowid, b""))
+                self.rows[rowid] = rare.Row(rowid, [self.fold(c) for c in cols], size, "", None, "")
         else:
             name, args = split_tokenizer(tokenizer)
             tok = conn.fts5_tokenizer(name, args)

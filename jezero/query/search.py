@@ -469,7 +469,7 @@ def later(
        LATER_POOL results, pure relevance.
     2. Drop the item; keep hits with relevance >= current.SELF_SHARE x the item's own relevance
        and >= LATER_MIN_SHARE x the best other hit. With a query, a hit must also be on the
-       item's own subject (current.on_subject).
+       subject of the item or of a revision already kept (current.on_subject).
     3. Keep the LATER_KEEP_CLOSEST most relevant; fill the other places with the newest.
     4. Newest first, at most `limit` (5 by default): matched_by = "subject".
     5. Nothing left: the project's (or source's) newer items by date: matched_by = "project_timeline".
@@ -489,7 +489,8 @@ def later(
     fair = [h for h in others if h["score"] > 0 and h["score"] >= bar]
     if asked:
         # The agent's words narrow the subject; they do not replace it. Generic words ("how are
-        # invoices generated") match much of a project: a hit must also be on the item's own subject.
+        # invoices generated") match much of a project: a hit must also be on the item's subject
+        # (or on a kept revision's: chains drift).
         fair = current.on_subject(conn, item, fair, library_tokenizer(conn))
     if fair:
         closest = sorted(fair, key=lambda h: (-h["score"], -h["id"]))

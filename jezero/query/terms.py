@@ -71,8 +71,9 @@ def parse_terms(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[Term]:
     inside a word is kept and searched for. A word loses its sentence punctuation, and a joined
     word adds its parts after every written term (module docstring). Terms shorter than
     `min_term_length` are dropped, as are terms in which the tokenizer finds no token at all
-    (punctuation, for unicode61: they could match nothing) and duplicates: two terms are the same when the tokenizer reads them the same
-    way, so `Shop` and `shop` (or `brûlée` and `brulee`) count once. At most MAX_TERMS are kept.
+    (punctuation, for unicode61: they could match nothing) and duplicates: two terms are the same
+    when the tokenizer reads them the same way, so `Shop` and `shop` (or `brûlée` and `brulee`)
+    count once. At most MAX_TERMS are kept.
     """
     if not isinstance(text, str) or not text:
         return []
