@@ -161,3 +161,23 @@ QUERIES: list[Query] = [
     _q("long_end", "PLUME_GC_STRESS emit_call_args temp roots", "plume-gc-long"),
     _q("long_end", "segfault in nested_closures: temporaries of call arguments not on the shadow stack", "plume-gc-long"),
 ]
+
+# The decision chains, oldest first: `later` from any session but the last should find the newer
+# ones, and from the last nothing on its subject. `query` is what an agent would pass as the
+# decision's own words (the first `decision` query about the chain).
+CHAINS: list[tuple[str, ...]] = [
+    ("shop-search-1", "shop-search-2", "shop-search-3"),
+    ("billing-pdf-1", "billing-pdf-2"),
+    ("billing-ratelimit-1", "billing-ratelimit-2", "billing-ratelimit-3"),
+    ("infra-ci-1", "infra-ci-2", "infra-ci-3"),
+    ("infra-tls-1", "infra-tls-2"),
+    ("mobile-state-1", "mobile-state-2"),
+    ("mobile-push-1", "mobile-push-2"),
+    ("data-orch-1", "data-orch-2", "data-orch-3"),
+    ("plume-parser-1", "plume-parser-2"),
+    ("plume-backend-1", "plume-backend-2"),
+]
+
+
+def chain_query(chain: tuple[str, ...]) -> str:
+    return next(q.text for q in QUERIES if q.kind == "decision" and chain[-1] in q.relevant)

@@ -186,8 +186,8 @@ def run(path: Path, meta: dict, args, variant: str) -> dict:
         return _search(conn, q, allowed=("*",), limit=10, options=opts, now=now, prune=False,
                        source=f.get("source"), project=f.get("project"), since=f.get("since"))
 
-    def fast(q, f):
-        return public_search(conn, q, limit=10, options=opts, now=now, **f)
+    def fast(q, f, current_first=True):
+        return public_search(conn, q, limit=10, options=opts, now=now, current_first=current_first, **f)
 
     timing = not args.equality_only
     if timing:
@@ -216,7 +216,8 @@ def run(path: Path, meta: dict, args, variant: str) -> dict:
                 t_plain.append(timed(plain, q, f))
         plain_hits = plain(q, f)
         a = [h["id"] for h in plain_hits]
-        b = [h["id"] for h in fast(q, f)]
+        # plain has no current-first pass (it reorders the ranked list: query/current.py)
+        b = [h["id"] for h in fast(q, f, current_first=False)]
         # Rows whose plain relevance comes from floored terms alone (~1e-6) say nothing.
         meaningful = [h["id"] for h in plain_hits if h["score"] > 1e-4]
         results.append({

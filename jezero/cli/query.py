@@ -81,7 +81,7 @@ def search(
 @app.command()
 def later(
     item_id: Annotated[int, typer.Argument(help="The item whose subject to follow.")],
-    query: Annotated[Optional[str], typer.Argument(help="The subject in a few words (default: the item's title).")] = None,
+    query: Annotated[Optional[str], typer.Argument(help="The subject in a few words (default: the item's title and its decisions and files).")] = None,
     limit: LimitOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

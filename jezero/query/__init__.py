@@ -17,13 +17,29 @@ How search ranks
 ----------------
 Terms are the query's words and "quoted phrases", each quoted (so nothing typed acts as an FTS5
 operator), shorter ones than the tokenizer can look up dropped (3 characters for trigram),
-deduplicated, OR-ed. Stage 1 asks FTS5 for the `candidate_pool` rows (200) with the best
+deduplicated, OR-ed. A word loses the sentence punctuation around it (`watches?` is `watches`),
+and a word joined by `.`, `=`, `/` or `:` adds its parts as terms (`max_user_watches=524288` also
+matches `max_user_watches` and `524288` apart); a quoted phrase stays exactly as written
+(terms.py). Stage 1 asks FTS5 for the `candidate_pool` rows (200) with the best
 `bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5)` among the rows that pass the filters (allowed sources,
 source, project, since). Stage 2 multiplies relevance (-bm25) by a recency factor
 
     score = relevance * ((1 - w) + w * 0.5 ** (age_days / half_life))     w = recency_weight
 
 and returns the first `limit`. Recency reorders matches; it never makes a non-match relevant.
+Last, the current decision first (current.py): when one of the first three hits has a newer hit
+of its project on its subject further down, and leads it by at most 2x, the newer one is placed
+just before it. Nothing is dropped; `current_first=False` turns it off.
+
+How later decides "same subject"
+--------------------------------
+The subject is the query, else the item's title with its decision, fact and file atoms. A newer
+hit of the item's project counts when its relevance for the subject reaches 0.15 of the item's
+own and 0.3 of the best other hit; with a query it must also be on the subject of the item, or
+of an older hit already kept (0.15 of that one's own relevance for its title and atoms). The
+seed's rule took 0.3 of the best hit with the item itself included, a bar set by the item
+matching its own title that the revising session rarely reached (benchmarks/retrieval/README.md
+has the measurements).
 
 Both layers
 -----------

@@ -102,7 +102,7 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
         return Hits()
     filters = mq.MessageFilters(sources=sources, source=source, projects=[project] if project else None,
                                 include_tools=True, include_subagents=True, since=since)
-    with budget(conn, time_budget_ms) as b:
+    with budget(conn, time_budget_ms):
         try:
             total = mq.message_count(conn)
             kept: list[tuple] = []  # (term, ids)

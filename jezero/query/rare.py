@@ -126,7 +126,7 @@ def find(conn: apsw.Connection, index: stats.IndexStats, term: Term, fold) -> Fo
         for rowid, size, source, project, occurred_at in conn.execute(
             f"SELECT d.id, d.sz, i.source, i.project, i.occurred_at FROM items_fts_docsize AS d "
             f"CROSS JOIN items AS i ON i.id = d.id WHERE d.id IN ({_marks(ids)})", ids):
-            found[rowid] = Row(rowid, texts[rowid], _total(size), source, project, occurred_at)
+            found[rowid] = Row(rowid, texts[rowid], total_tokens(size), source, project, occurred_at)
     return Found(found, len(found))
 
 
@@ -134,7 +134,7 @@ def _marks(values: list) -> str:
     return ",".join("?" * len(values))
 
 
-def _total(blob: bytes) -> int:
+def total_tokens(blob: bytes) -> int:
     """The sum of the varints of a docsize record: the row's tokens over all columns. (A token
     count never needs SQLite's 9-byte form, so 7 bits a byte, high bit set on all but the last.)"""
     if blob.isascii():  # every count below 128: one byte each

@@ -10,7 +10,7 @@ from datetime import datetime
 import apsw
 
 from jezero.config import SearchConfig
-from jezero.query import bm25, fused, rare, stats
+from jezero.query import bm25, current, fused, rare, stats
 from jezero.query.common import (
     HIT_FIELDS,
     LATER_DEFAULT_LIMIT,
@@ -30,8 +30,12 @@ from jezero.query.errors import ItemNotFound, QueryError
 from jezero.query.terms import Term, check_query, parse_terms, split_tokenizer
 from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS
 
-# later(): how many subject hits to look at, and the share of the best relevance a hit needs to
-# count as on the same subject (terms are OR-ed, so one shared common word is enough to match).
+# later(): how many subject hits to look at, and what a hit needs to count as on the same subject
+# (terms are OR-ed, so one shared common word is enough to match). BM25 scores are not comparable
+# across queries, so both bars are shares of scores for the same subject: current.SELF_SHARE of
+# the item's own relevance (the scale of a full match), and LATER_MIN_SHARE of the best other hit
+# (the seed's share, no longer of the item itself: the item matches its own title best by far, and
+# set a bar that the revising session often missed).
 LATER_POOL = 50
 LATER_MIN_SHARE = 0.3
 LATER_KEEP_CLOSEST = 2
@@ -109,6 +113,7 @@ def search(
     now: datetime | None = None,
     recency_weight: float | None = None,
     lanes: Sequence[str] = fused.LANES,
+    current_first: bool = True,
 ) -> list[dict]:
     """Items matching any term of `query`, best first: BM25 over the indexed fields, then a
     recency factor (see the package docstring for the method and for what the time budget does).
@@ -120,18 +125,34 @@ def search(
     Each hit: id, title, summary, project, source, agent, session_id, occurred_at, score; with
     `explain`, an `explain` dict of the numbers behind the score. Never raises for what the query
     text contains; raises QueryError for a bad since, limit, recency_weight or lanes.
+
+    With `current_first` (the default), a hit that has a newer hit of its project on its subject
+    further down the items ranking gets that hit placed just before it (current.py: the current
+    decision first, the old one kept). In a fused search this happens in the items lane, before
+    fusion: its rule compares items' scores, which fusion scores are not.
     """
     opts = options_or_default(options)
     chosen = fused.check_lanes(lanes)
     if chosen != ("items",):
         return _fused(conn, query, chosen, allowed=allowed, source=source, project=project, since=since,
                       limit=clamp_limit(limit, opts.default_limit, opts.max_limit), options=opts, explain=explain,
-                      now=now, recency_weight=recency_weight)
-    return _search(
+                      now=now, recency_weight=recency_weight, current_first=current_first)
+    hits = _search(
         conn, query, allowed=allowed, source=source, project=project, since=since,
         limit=clamp_limit(limit, opts.default_limit, opts.max_limit), options=opts, explain=explain, now=now,
         recency_weight=recency_weight,
     )
+    return _current_first(conn, hits, opts) if current_first else hits
+
+
+def _current_first(conn, hits: list[dict], options: SearchConfig) -> list[dict]:
+    """current.current_first over an items ranking, keeping whether the search was cut."""
+    if len(hits) < 2:
+        return hits
+    with budget(conn, options.time_budget_ms):
+        moved = Hits(current.current_first(conn, hits, library_tokenizer(conn)))
+    moved.cut = getattr(hits, "cut", False)
+    return moved
 
 
 def _search(conn, query, *, allowed=("*",), source=None, project=None, since=None, limit, options, explain=False,
@@ -167,7 +188,7 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
 
 
 def _fused(conn, query, lanes, *, allowed, source, project, since, limit, options, explain, now,
-           recency_weight) -> list[dict]:
+           recency_weight, current_first) -> list[dict]:
     """search() over the messages lane too (query/fused.py); the items lane is _search."""
     since_text = parse_time(since, "since")
     if recency_weight is not None:
@@ -182,8 +203,9 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
         return []
 
     def items_lane(n: int) -> list[dict]:
-        return _search(conn, query, allowed=allowed, source=source, project=project, since=since, limit=n,
+        hits = _search(conn, query, allowed=allowed, source=source, project=project, since=since, limit=n,
                        options=options, explain=explain, now=now, recency_weight=recency_weight)
+        return _current_first(conn, hits, options) if current_first else hits
 
     return fused.search(conn, query, lanes, items_lane, sources=sources, source=source or None,
                         project=project or None, since=since_text, limit=limit,
@@ -491,9 +513,12 @@ def later(
 ) -> dict:
     """Newer items on the same subject as `item_id`, newest first.
 
-    1. Search `query` (else the item's title) within the item's project (its source when it has
-       none), since the item's time (inclusive), LATER_POOL results, pure relevance.
-    2. Drop the item; keep hits with relevance >= LATER_MIN_SHARE x the best (the item included).
+    1. Search `query` (else the item's title and its decision, fact and file atoms) within the
+       item's project (its source when it has none), since the item's time (inclusive),
+       LATER_POOL results, pure relevance.
+    2. Drop the item; keep hits with relevance >= current.SELF_SHARE x the item's own relevance
+       and >= LATER_MIN_SHARE x the best other hit. With a query, a hit must also be on the
+       subject of the item or of a revision already kept (current.on_subject).
     3. Keep the LATER_KEEP_CLOSEST most relevant; fill the other places with the newest.
     4. Newest first, at most `limit` (5 by default): matched_by = "subject".
     5. Nothing left: the project's (or source's) newer items by date: matched_by = "project_timeline".
@@ -501,12 +526,21 @@ def later(
     opts = options_or_default(options)
     lim = clamp_limit(limit, min(LATER_DEFAULT_LIMIT, opts.max_limit), opts.max_limit)
     item = brief(conn, item_id, allowed)
-    subject = query if isinstance(query, str) and query.strip() else item["title"]
+    asked = isinstance(query, str) and bool(query.strip())
+    subject = query if asked else current.subject_text(conn, item)
     scope = {"project": item["project"]} if item["project"] else {"source": item["source"]}
     hits = _search(conn, subject, allowed=allowed, since=item["occurred_at"], limit=LATER_POOL, options=opts,
                    now=now, recency_weight=0.0, **scope)
-    best = max((h["score"] for h in hits), default=0.0)
-    fair = [h for h in hits if h["id"] != item["id"] and h["score"] >= LATER_MIN_SHARE * best]
+    own = next((h["score"] for h in hits if h["id"] == item["id"]), 0.0)
+    others = [h for h in hits if h["id"] != item["id"]]
+    best = max((h["score"] for h in others), default=0.0)
+    bar = max(current.SELF_SHARE * own, LATER_MIN_SHARE * best)
+    fair = [h for h in others if h["score"] > 0 and h["score"] >= bar]
+    if asked:
+        # The agent's words narrow the subject; they do not replace it. Generic words ("how are
+        # invoices generated") match much of a project: a hit must also be on the item's subject
+        # (or on a kept revision's: chains drift).
+        fair = current.on_subject(conn, item, fair, library_tokenizer(conn))
     if fair:
         closest = sorted(fair, key=lambda h: (-h["score"], -h["id"]))
         chosen = closest[:LATER_KEEP_CLOSEST]

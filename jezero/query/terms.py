@@ -2,6 +2,18 @@
 
 Quoting every term is what makes the input literal: NEAR, AND, NOT, *, ^, `col:` and parentheses
 are searched as text, and nothing a person or an agent types can be an FTS5 syntax error.
+
+Two rules read a word the way a person means it (a quoted phrase is left exactly as written):
+
+- Sentence punctuation around a word is not part of it: `watches?`, `heavy,`, `(see` and
+  `InvalidClientTokenId:` are searched as `watches`, `heavy`, `see` and `InvalidClientTokenId`.
+  With the trigram tokenizer the `?` would be part of the substring looked for, and no item holds
+  `watches?`. Characters that belong to names stay: `.github`, `--force`, `~/.bashrc`, `foo()`.
+- A word joined by `.`, `=`, `/` or `:` is also searched through its parts, so
+  `fs.inotify.max_user_watches=524288` finds an item that says `max_user_watches` and `524288`
+  apart, and `src/order_cache.py` one that names only `order_cache.py`. The word itself stays a
+  term, so an item holding it whole matches every part too and ranks first. Parts come after
+  every written term (MAX_TERMS cuts them first) and carry `part_of`.
 """
 
 from __future__ import annotations
@@ -30,12 +42,22 @@ _TOKEN = re.compile(r'"([^"]*)"|(\S+)')
 # NUL ends a string inside SQLite's C code and lone surrogates cannot be encoded as UTF-8:
 # neither can be part of an indexed word, so they separate terms like spaces do.
 _UNSAFE = re.compile(r"[\x00\ud800-\udfff]")
+# Sentence punctuation that may open or close a word without being part of what is looked for.
+# A closing bracket is only stripped when the word does not open it (`foo()`, `list[int]` stay).
+_OPENING = "([{<\"'`¿¡«“‘"
+_CLOSING = "?!.,;:)]}>\"'`»”’…"
+_PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
+# What joins the parts of a setting, a path, a dotted name or a URL. Coarse joins first, so
+# `src/order_cache.py` gives `order_cache.py` as well as `order_cache`.
+_COARSE = re.compile(r"[=/:]+")
+_FINE = re.compile(r"\.+")
 
 
 @dataclass(frozen=True)
 class Term:
     text: str  # as the person wrote it, without the surrounding quotes
     key: tuple  # what the index sees (its tokens): two terms with the same key are one term
+    part_of: str | None = None  # for a part of a joined word (`524288` of `max_user_watches=524288`)
 
     @property
     def quoted(self) -> str:
@@ -63,10 +85,12 @@ def parse_terms(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[Term]:
 
     Words are split on white space; a pair of double quotes makes a phrase (its inner white space
     collapsed to single spaces). A quote left unpaired is dropped from the word it touches; a quote
-    inside a word is kept and searched for. Terms shorter than `min_term_length` are dropped, as
-    are terms in which the tokenizer finds no token at all (punctuation, for unicode61: they could
-    match nothing) and duplicates: two terms are the same when the tokenizer reads them the same
-    way, so `Shop` and `shop` (or `brûlée` and `brulee`) count once. At most MAX_TERMS are kept.
+    inside a word is kept and searched for. A word loses its sentence punctuation, and a joined
+    word adds its parts after every written term (module docstring). Terms shorter than
+    `min_term_length` are dropped, as are terms in which the tokenizer finds no token at all
+    (punctuation, for unicode61: they could match nothing) and duplicates: two terms are the same
+    when the tokenizer reads them the same way, so `Shop` and `shop` (or `brûlée` and `brulee`)
+    count once. At most MAX_TERMS are kept.
     """
     if not isinstance(text, str) or not text:
         return []
@@ -81,19 +105,59 @@ def _parse(text: str, tokenizer: str) -> tuple[Term, ...]:
     shortest = min_term_length(tokenizer)
     tokenize = _memory_tokenizer(tokenizer)
     terms: list[Term] = []
+    parts: list[tuple[str, str]] = []  # (part, the word it comes from), added after every word
     seen: set[tuple] = set()
-    for m in _TOKEN.finditer(text):
-        raw = " ".join(m.group(1).split()) if m.group(1) is not None else m.group(2).strip('"')
+
+    def add(raw: str, part_of: str | None = None) -> bool:
         if len(raw) < shortest:
-            continue
+            return False
         key = tokenize(raw)
         if not key or key in seen:  # no token at all (punctuation for unicode61) matches nothing
-            continue
+            return False
         seen.add(key)
-        terms.append(Term(raw, key))
-        if len(terms) == MAX_TERMS:
+        terms.append(Term(raw, key, part_of))
+        return len(terms) == MAX_TERMS
+
+    for m in _TOKEN.finditer(text):
+        if m.group(1) is not None:  # a quoted phrase: exactly as written
+            if add(" ".join(m.group(1).split())):
+                return tuple(terms)
+            continue
+        word = strip_punctuation(m.group(2).strip('"'))
+        if add(word):
+            return tuple(terms)
+        parts += [(p, word) for p in word_parts(word)]
+    for part, word in parts:
+        if add(part, word):
             break
     return tuple(terms)
+
+
+def strip_punctuation(word: str) -> str:
+    """`word` without the sentence punctuation that opens or closes it (see the module docstring)."""
+    start, end = 0, len(word)
+    while start < end and word[start] in _OPENING:
+        start += 1
+    while end > start and word[end - 1] in _CLOSING:
+        opener = _PAIRS.get(word[end - 1])
+        if opener is not None and opener in word[start:end - 1]:
+            break  # `foo()`: the bracket is the word's own
+        end -= 1
+    return word[start:end]
+
+
+def word_parts(word: str) -> list[str]:
+    """The parts of a word joined by `=`, `/` or `:` and then by `.`, in order, without the word
+    itself: `a.b=c` gives `a.b`, `c`, `a`, `b`. A word with no joint has no parts."""
+    coarse = [strip_punctuation(p) for p in _COARSE.split(word)]
+    coarse = [p for p in coarse if p]
+    out = coarse if len(coarse) > 1 else []
+    for piece in coarse:
+        fine = [strip_punctuation(p) for p in _FINE.split(piece)]
+        fine = [p for p in fine if p]
+        if len(fine) > 1:
+            out += fine
+    return [p for p in dict.fromkeys(out) if p != word]
 
 
 def match_expression(terms: list[Term]) -> str | None:

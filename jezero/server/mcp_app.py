@@ -72,7 +72,7 @@ words to the query. Then get_item for the full record and later before relying o
 Newer items on the same subject as an item, newest first: what changed since. Call it before \
 answering with a decision, plan, status or number taken from an item: a later session may have \
 revised it. Pass the decision's own words as query to make the subject precise (the item's title \
-is used otherwise). matched_by = "subject": these items match the subject. matched_by = \
+and what it decided and touched are used otherwise). matched_by = "subject": these items match the subject. matched_by = \
 "project_timeline": nothing newer matched; these are just the project's newer items, context and \
 not evidence of a change.""",
     "timeline": """\

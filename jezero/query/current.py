@@ -1,0 +1,202 @@
+"""What an item is about, and the current decision first.
+
+`later` and search share one notion of "a newer item on the same subject": the subject of an
+item is its title plus the texts of its decision, fact and file atoms, and a newer item of the
+same project is on it when its relevance for those words reaches SELF_SHARE of the item's own.
+
+Search uses it after ranking. Measured on the retrieval benchmark's decision queries, a stale
+session outranked the current one when its item scored 1.1 to 2.0 times the current item's
+relevance: the first session of a chain states the subject at length in the words people ask
+with, the revision is short and names the new choice. The recency factor cannot bridge more than
+1 / (1 - recency_weight) = 1.43, and a wider recency rule would also push old fixes down under
+any newer item. So the rule is narrow: among the hits returned, when a hit has a newer hit of the
+same project on its subject further down the list, the newest such hit is moved to just before
+it (on MOVE_SHARE, stricter than later's, and only when the older hit leads by at most
+MAX_LEAD). Nothing is dropped: the old item stays in the list, one place lower, and the scores
+are left as they were (the list is then not sorted by score: explain says which hit moved and
+why). Only hits of other sessions move (the segments of one session are one piece of work).
+"""
+
+from __future__ import annotations
+
+import json
+
+import apsw
+
+from jezero.query import bm25, rare, stats
+from jezero.query.terms import parse_terms, split_tokenizer
+from jezero.store import FTS_COLUMNS
+
+# The atoms that say what an item settled and touched (the title is the person's first sentence,
+# often a complaint; the revising session names the decision, its parts and its files).
+SUBJECT_ATOMS = ("decision", "fact", "file")
+# A newer item is on an item's subject from this share of the item's own relevance for it up.
+# Measured on the benchmark's decision chains: revising sessions score 0.19-0.55 of the item,
+# unrelated newer work of the project 0.00-0.22, mostly under 0.1.
+SELF_SHARE = 0.15
+# Search moves a newer hit on a stricter share than later lists one: a move changes what an agent
+# reads first. At SELF_SHARE an unrelated newer crash report (0.18 of the state-library decision)
+# and GC work (0.17 of the backend decision) went first on the benchmark; at 0.2 they stay put,
+# and the TLS revision (0.19) is no longer moved.
+MOVE_SHARE = 0.2
+# The rule moves a newer hit only when the older one's score is at most MAX_LEAD times its own.
+# Measured on the benchmark: a stale decision led the current one by 1.1-2.0x; an exact error,
+# command or file match leads the newer work of its project by 2.2-14x, and stays first.
+MAX_LEAD = 2.0
+# Only the first hits are checked for a newer decision: they are what an agent reads and acts
+# on, and each check costs a count per subject word the first time it is seen.
+ANCHORS = 3
+
+
+def subject_text(conn: apsw.Connection, item: dict) -> str:
+    """The title, then the texts of the item's SUBJECT_ATOMS atoms, one per line."""
+    row = conn.execute("SELECT atoms FROM items WHERE id = ?", (item["id"],)).fetchone()
+    try:
+        atoms = json.loads(row[0]) if row and row[0] else []
+    except ValueError:
+        atoms = []
+    if not isinstance(atoms, list):
+        atoms = []
+    texts = [a.get("text") for a in atoms if isinstance(a, dict) and a.get("type") in SUBJECT_ATOMS]
+    return "\n".join([item["title"] or "", *(t for t in texts if isinstance(t, str))])
+
+
+def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
+    """`hits` (best first) with, before each of the first ANCHORS hits, the newest later hit of
+    its project on its subject, if one is further down. Never raises: on any SQLite error (the
+    time budget included) the hits come back as they were."""
+    if len(hits) < 2:
+        return hits
+    try:
+        return _reorder(conn, list(hits), tokenizer)
+    except apsw.Error:
+        return hits
+
+
+def on_subject(conn: apsw.Connection, item: dict, hits: list[dict], tokenizer: str,
+               share: float = SELF_SHARE) -> list[dict]:
+    """The hits on the item's subject, in their order: a hit whose relevance for the subject of
+    the item, or of a hit already kept and older than it, is at least `share` of that one's own.
+    A chain of revisions drifts (analytics script → Plausible → server logs with goaccess): the
+    last step shares the middle one's words more than the first's. On a SQLite error (the time
+    budget included) the hits come back as they were."""
+    if not hits:
+        return hits
+    try:
+        texts = _Texts(conn, [item["id"], *(h["id"] for h in hits)], tokenizer)
+        kept: set[int] = set()
+        pending = sorted(hits, key=lambda h: (h.get("occurred_at") or "", h["id"]))
+        anchors = [item]
+        while anchors and pending:
+            anchor = anchors.pop(0)
+            relevance = _subject_relevance(conn, anchor, [anchor, *pending], texts, tokenizer)
+            own = relevance.get(anchor["id"], 0.0)
+            if own <= 0:
+                if anchor is item:
+                    return hits  # nothing to compare with: the query alone decides
+                continue
+            joined = [h for h in pending if (h.get("occurred_at") or "") >= (anchor.get("occurred_at") or "")
+                      and relevance.get(h["id"], 0.0) >= share * own]
+            kept.update(h["id"] for h in joined)
+            anchors += joined
+            pending = [h for h in pending if h["id"] not in kept]
+    except apsw.Error:
+        return hits
+    return [h for h in hits if h["id"] in kept]
+
+
+def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
+    checked: set[int] = set()
+    texts: _Texts | None = None
+    i = 0
+    while i < min(ANCHORS, len(hits)):
+        anchor = hits[i]
+        if anchor["id"] in checked or not anchor.get("project"):
+            i += 1
+            continue
+        checked.add(anchor["id"])
+        newer = [h for h in hits[i + 1:] if _may_move(h, anchor)]
+        if not newer:
+            i += 1
+            continue
+        if texts is None:
+            texts = _Texts(conn, [h["id"] for h in hits], tokenizer)
+        relevance = _subject_relevance(conn, anchor, [anchor, *newer], texts, tokenizer)
+        own = relevance.get(anchor["id"], 0.0)
+        on_subject = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= MOVE_SHARE * own]
+        if not on_subject:
+            i += 1
+            continue
+        current = max(on_subject, key=lambda h: (h["occurred_at"], h["id"]))
+        hits.remove(current)
+        hits.insert(i, current)
+        if "explain" in current:
+            current["explain"]["placed"] = {"rule": "current_first", "before": anchor["id"],
+                                            "subject_share": relevance[current["id"]] / own}
+        # the moved hit is now at i: check it as an anchor too (a chain of three revisions)
+    return hits
+
+
+def _may_move(hit: dict, anchor: dict) -> bool:
+    """A hit of another session of the anchor's project, newer, whose score is within MAX_LEAD
+    of the anchor's. (Hits are items: their ids are read from items_fts.)"""
+    score, lead = hit.get("score") or 0.0, anchor.get("score") or 0.0
+    return (hit.get("project") == anchor["project"] and hit.get("session_id") != anchor.get("session_id")
+            and (hit.get("occurred_at") or "") > (anchor.get("occurred_at") or "")
+            and score > 0 and lead <= MAX_LEAD * score)
+
+
+def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", tokenizer: str) -> dict[int, float]:
+    """Each row's bm25 relevance for the anchor's subject, computed from its indexed text.
+
+    The IDFs come from the query planner's sample (stats.sample_share), not from exact counts: a
+    subject has up to MAX_TERMS words, and counting each over the index cost 20-150 ms per search
+    on a library of 10,000 items whenever the index had changed. The share test only needs common
+    words to weigh little and distinctive ones much, which the sample tells; the sample of a
+    library of up to SAMPLE_SIZE items is the whole library."""
+    terms = parse_terms(subject_text(conn, anchor), tokenizer)
+    if not terms:
+        return {}
+    index = stats.index_stats(conn)
+    if index.rows == 0:
+        return {}
+    idfs = []
+    for t in terms:
+        share = stats.sample_share(conn, index, t)
+        if share is None:  # the sample could not be read in time: no judgement
+            return {}
+        idfs.append(bm25.idf(index.rows, round(min(share, 1.0) * index.rows)))
+    return {h["id"]: texts.relevance(h["id"], terms, idfs, index) for h in rows}
+
+
+class _Texts:
+    """The indexed text of the hits, read once per search and scored as FTS5 would: through
+    rare.py's folded text for a case-folding trigram index (substring counts in C), else by
+    tokenizing (bm25.explain_row)."""
+
+    def __init__(self, conn: apsw.Connection, ids: list[int], tokenizer: str):
+        marks = ",".join("?" * len(ids))
+        self.columns = {r[0]: list(r[1:]) for r in conn.execute(
+            f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM items_fts WHERE rowid IN ({marks})", ids)}
+        self.fold = rare.folder(*split_tokenizer(tokenizer))
+        self.rows: dict[int, rare.Row] = {}
+        if self.fold is not None:
+            sizes = dict(conn.execute(f"SELECT id, sz FROM items_fts_docsize WHERE id IN ({marks})", ids))
+            for rowid, cols in self.columns.items():
+                size = rare.total_tokens(sizes.get(rowid, b""))
+                self.rows[rowid] = rare.Row(rowid, [self.fold(c) for c in cols], size, "", None, "")
+        else:
+            name, args = split_tokenizer(tokenizer)
+            tok = conn.fts5_tokenizer(name, args)
+            self.tokenize_doc = lambda text: tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                                                 include_offsets=False, include_colocated=False)
+
+    def relevance(self, rowid: int, terms, idfs: list[float], index: stats.IndexStats) -> float:
+        if self.fold is not None:
+            row = self.rows.get(rowid)
+            if row is None:
+                return 0.0
+            return -rare.score(row, [rare.folded(t) for t in terms], idfs, index.tokens / index.rows)
+        cols = self.columns.get(rowid, [""] * len(FTS_COLUMNS))
+        return bm25.explain_row(cols, [t.key for t in terms], idfs, index.rows, index.tokens,
+                                self.tokenize_doc)["relevance"]

@@ -1,0 +1,122 @@
+"""The current decision first: search places a newer hit of the same project on an older hit's
+subject just before it, when the older one leads by at most MAX_LEAD; exact old matches, other
+projects and unrelated newer work keep their places, and nothing is dropped."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from jezero.query import search
+from jezero.query import current as current_mod
+from jezero.store import open_readonly
+from test_query import NOW, build, filler, item
+
+
+def decided(rec, *texts):
+    return dataclasses.replace(rec, atoms=[*rec.atoms, *({"type": "decision", "text": t} for t in texts)])
+
+
+@pytest.fixture
+def lib(tmp_path):
+    items = [
+        # a decision stated at length in the words people ask with, revised later in fewer words
+        decided(item("Product search engine for the shop: Meilisearch",
+                     "The shop's product search engine is now Meilisearch, with typo tolerance and synonyms "
+                     "for the product search.", days_ago=400),
+                "Product search engine is Meilisearch"),
+        decided(item("Replace Meilisearch with Typesense", "Moved product search to Typesense.", days_ago=30),
+                "Product search moved from Meilisearch to Typesense"),
+        # an old exact fix and newer work that merely mentions its subject
+        decided(item("Webhook fails: SignatureVerificationError",
+                     "stripe SignatureVerificationError No signatures found matching the expected signature: "
+                     "the webhook secret was the test one.", days_ago=300),
+                "Webhook secret set to the live signing secret"),
+        item("Stripe webhook retries dashboard", "Looked at webhook retries: the webhook secret is the live signing "
+             "secret.", days_ago=10),
+        # another project's newer item on the same words
+        item("Product search engine for the blog", "The blog's product search engine is now Typesense too.",
+             project="blog", days_ago=5),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    yield conn, ids
+    conn.close()
+
+
+ITEMS = ("items",)  # the rule works on the items ranking (in a fused search, before fusion)
+
+
+def ids_of(hits):
+    return [h["id"] for h in hits]
+
+
+def test_the_current_decision_comes_first_and_the_old_one_stays(lib):
+    conn, ids = lib
+    plain = search(conn, "shop product search engine", project="shop", now=NOW, lanes=ITEMS, current_first=False)
+    assert ids_of(plain)[:2] == [ids[0], ids[1]]  # the stale decision wins on words and recency
+    assert plain[0]["score"] <= current_mod.MAX_LEAD * plain[1]["score"]
+    hits = search(conn, "shop product search engine", project="shop", now=NOW, lanes=ITEMS)
+    assert ids_of(hits)[:2] == [ids[1], ids[0]]
+    assert sorted(ids_of(hits)) == sorted(ids_of(plain))  # nothing dropped or added
+
+
+def test_explain_says_which_hit_moved(lib):
+    conn, ids = lib
+    hits = search(conn, "shop product search engine", project="shop", now=NOW, lanes=ITEMS, explain=True)
+    placed = hits[0]["explain"]["placed"]
+    assert placed["rule"] == "current_first" and placed["before"] == ids[0]
+    assert placed["subject_share"] >= current_mod.MOVE_SHARE
+    assert "placed" not in hits[1]["explain"]
+
+
+def test_an_exact_old_fix_keeps_first_place(lib, monkeypatch):
+    conn, ids = lib
+    query = "stripe SignatureVerificationError: No signatures found matching the expected signature"
+    plain = search(conn, query, now=NOW, lanes=ITEMS, current_first=False)
+    assert ids_of(plain)[:2] == [ids[2], ids[3]]
+    assert plain[0]["score"] > current_mod.MAX_LEAD * plain[1]["score"]  # on its subject, but far behind
+    assert ids_of(search(conn, query, now=NOW, lanes=ITEMS)) == ids_of(plain)
+    monkeypatch.setattr(current_mod, "MAX_LEAD", 100.0)  # only the lead keeps it first
+    assert ids_of(search(conn, query, now=NOW, lanes=ITEMS))[:2] == [ids[3], ids[2]]
+
+
+def test_another_projects_newer_item_is_not_moved(lib):
+    conn, ids = lib
+    hits = search(conn, "product search engine", now=NOW, lanes=ITEMS, explain=True)
+    blog = ids_of(hits).index(ids[4])
+    assert "placed" not in hits[blog]["explain"]
+
+
+def test_a_lead_above_max_lead_is_kept(lib, monkeypatch):
+    conn, ids = lib
+    monkeypatch.setattr(current_mod, "MAX_LEAD", 1.0)
+    hits = search(conn, "shop product search engine", project="shop", now=NOW, lanes=ITEMS)
+    assert ids_of(hits)[:2] == [ids[0], ids[1]]
+
+
+def test_unrelated_newer_work_is_not_moved(lib, monkeypatch):
+    conn, ids = lib
+    monkeypatch.setattr(current_mod, "MOVE_SHARE", 0.99)  # nothing newer is that close to the subject
+    hits = search(conn, "shop product search engine", project="shop", now=NOW, lanes=ITEMS)
+    assert ids_of(hits)[:2] == [ids[0], ids[1]]
+
+
+def test_a_broken_library_row_leaves_the_order_alone(lib, monkeypatch):
+    conn, ids = lib
+
+    def broken(*a, **k):
+        import apsw
+        raise apsw.InterruptError("out of time")
+
+    monkeypatch.setattr(current_mod, "_subject_relevance", broken)
+    hits = search(conn, "shop product search engine", project="shop", now=NOW, lanes=ITEMS)
+    assert ids_of(hits)[:2] == [ids[0], ids[1]]
+
+
+def test_the_fused_search_puts_the_current_decision_first_too(lib):
+    conn, ids = lib
+    hits = search(conn, "shop product search engine", project="shop", now=NOW)
+    assert ids_of(hits)[:2] == [ids[1], ids[0]]
