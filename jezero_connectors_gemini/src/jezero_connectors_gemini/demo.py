@@ -85,5 +85,5 @@ def _step(turn: Turn) -> Step:
         return Step("gemini", turn.text)
     # run_shell_command answers with the output and, for a command that failed, its exit code;
     # the call itself succeeded.
-    output = f"Output: {turn.output or '(empty)'}" + ("\nExit Code: 1" if turn.failed else "")
+    output = turn.output + ("\nExit Code: 1" if turn.failed else "")
     return Step("tool", tool="run_shell_command", args={"command": turn.text}, output=output)
