@@ -40,8 +40,9 @@ def test_normalize_says_what_the_reader_said(tmp_path):
     again = normalize(stored(s.blocks))
     assert said(again) == said(s.blocks)
     shell = [(b.kind, b.command, b.is_error) for b in again if b.action == "shell"]
+    moved = "git mv settings.py config.py"
     assert shell == [("tool_call", "pytest -q", False), ("tool_result", "pytest -q", True),
-                     ("tool_call", "git mv settings.py config.py", False), ("tool_result", "git mv settings.py config.py", True)]
+                     ("tool_call", moved, False), ("tool_result", moved, True)]
 
 
 def test_a_subtask_is_a_subagent_call():
