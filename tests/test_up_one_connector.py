@@ -18,6 +18,9 @@ from jz_support import needs_plugin
 @pytest.mark.parametrize("connector", [
     pytest.param("jezero_connectors_claude", marks=needs_plugin("jezero-connectors-claude")),
     pytest.param("jezero_connectors_codex", marks=needs_plugin("jezero-connectors-codex")),
+    pytest.param("jezero_connectors_gemini", marks=needs_plugin("jezero-connectors-gemini")),
+    pytest.param("jezero_connectors_copilot", marks=needs_plugin("jezero-connectors-copilot")),
+    pytest.param("jezero_connectors_opencode", marks=needs_plugin("jezero-connectors-opencode")),
 ])
 def test_up_demo_works_with_any_one_connector(run_cli, connector):
     env = {"JEZERO_PLUGINS": f"{connector},jezero_summarizers"}

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from jezero.plugin import ConnectorContext
+from jezero.plugin import ConnectorContext, DemoSession, Turn
 from jezero_connectors_copilot import build
 
 SID = "c0b11071-0000-4000-8000-000000000001"
@@ -81,3 +82,25 @@ def done(call_id: str, n: int, output: str, success: bool = True, **extra) -> di
 def rec():
     """The builders above (test modules cannot import conftest by name under --import-mode=importlib)."""
     return sys.modules[__name__]
+
+
+@pytest.fixture
+def sessions():
+    """Two made-up sessions in a mobile app, in the kit's words (prompts, commands, answers)."""
+    now = datetime.now(timezone.utc)
+    cwd = "/home/demo/src/mobile-app"
+    return [
+        DemoSession("copilot", cwd, (now - timedelta(days=7)).replace(hour=11, minute=0, second=0, microsecond=0), [
+            Turn("user", "The Android build fails after the Gradle upgrade. Fix it."),
+            Turn("command", "./gradlew assembleDebug",
+                 "Namespace not specified. Specify a namespace in the module's build file.", failed=True),
+            Turn("command", "./gradlew assembleDebug", "BUILD SUCCESSFUL in 41s"),
+            Turn("assistant", "Fixed: Android Gradle Plugin 8 needs a namespace; added namespace 'com.demo.mobile' "
+                              "to app/build.gradle and the debug build succeeds."),
+        ]),
+        DemoSession("copilot", cwd, (now - timedelta(days=2)).replace(hour=16, minute=0, second=0, microsecond=0), [
+            Turn("user", "What minimum Android SDK do we support?"),
+            Turn("command", "grep -n Sdk app/build.gradle", "12: minSdk 26\n13: targetSdk 34"),
+            Turn("assistant", "The app supports Android 8.0 and up (minSdk 26) and targets SDK 34."),
+        ]),
+    ]

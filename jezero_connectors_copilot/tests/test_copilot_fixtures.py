@@ -10,7 +10,7 @@ import pytest
 
 from jezero import plugins
 from jezero.plugin import ConnectorContext
-from jezero_connectors_copilot import CopilotOptions, build, connector, discover, write_demo
+from jezero_connectors_copilot import CopilotOptions, build, connector, demo, discover, normalize
 
 SID = "c0b11071-0000-4000-8000-000000000001"
 
@@ -139,20 +139,36 @@ def test_a_file_vanishing_mid_read_warns(copilot, rec, monkeypatch):
     assert len(copilot.warnings) == 1 and "vanished" in copilot.warnings[0]
 
 
-def test_options_env_discover_and_demo(tmp_path, monkeypatch):
+def test_options_env_discover_and_demo(tmp_path, monkeypatch, sessions):
     with pytest.raises(ValueError, match="unknown option 'since'"):
         build({"since": "today"}, ConnectorContext("t", print))
+    with pytest.raises(ValueError, match="option 'path' must be a folder path"):
+        build({"path": ["a"]}, ConnectorContext("t", print))
     assert CopilotOptions.model_config["extra"] == "forbid"
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("COPILOT_HOME", raising=False)
     assert build({}, ConnectorContext("t", print)).home == tmp_path / "home" / ".copilot"
+    assert build({"path": "~/cp"}, ConnectorContext("t", print)).home == tmp_path / "home" / "cp"
     assert discover() == []
-    options = write_demo(tmp_path / "demo")
+    options = demo(tmp_path / "demo", sessions)
     monkeypatch.setenv("COPILOT_HOME", options["path"])
     assert discover() == [options]
     warnings: list[str] = []
-    sessions = list(build({}, ConnectorContext("t", warnings.append)).read({}))
-    assert len(sessions) == 2 and warnings == [] and all(s.cwd == "/home/demo/src/mobile-app" for s in sessions)
+    read = list(build({}, ConnectorContext("t", warnings.append)).read({}))
+    assert len(read) == 2 and warnings == [] and all(s.cwd == "/home/demo/src/mobile-app" for s in read)
+    assert {s.id for s in read} == {s.id for s in sessions} and {s.git_branch for s in read} == {"main"}
+
+
+def test_the_demo_writes_prompts_answers_and_commands_with_their_failure(tmp_path, sessions):
+    warnings: list[str] = []
+    read = build(demo(tmp_path, sessions), ConnectorContext("t", warnings.append)).read({})
+    first = next(s for s in read if s.id == sessions[0].id)
+    assert [(b.role, b.kind) for b in first.blocks] == [("user", "text"), *[("assistant", "tool_call"), ("tool", "tool_result")] * 2,
+                                                       ("assistant", "text")]
+    results = [b for b in first.blocks if b.kind == "tool_result"]
+    assert [(b.action, b.command) for b in results] == [("shell", "./gradlew assembleDebug")] * 2
+    assert [b.is_error for b in results] == [True, False]  # "<exited with exit code 1>": the command failed
+    assert "Namespace not specified" in results[0].text and warnings == []
 
 
 def test_missing_home_warns(tmp_path):
@@ -165,6 +181,7 @@ def test_registered_through_the_plugin_host(copilot, rec, tmp_path):
     copilot.write([rec.start(), rec.prompt("via the host", 1)])
     kind = plugins.connector_types()["copilot"]
     assert kind.plugin == "jezero_connectors_copilot" and not kind.description.startswith("planned")
-    assert kind.options is CopilotOptions and kind.discover is discover and kind.demo is write_demo
+    assert kind.options is CopilotOptions and kind.discover is discover and kind.demo is demo
+    assert kind.normalize is normalize
     [s] = kind.build({"path": str(copilot.root)}, ConnectorContext("c", copilot.warnings.append)).read({})
     assert s.agent == "copilot-cli" and s.blocks[0].text == "via the host"

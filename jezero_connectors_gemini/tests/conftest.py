@@ -6,11 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from jezero.plugin import ConnectorContext
+from jezero.plugin import ConnectorContext, DemoSession, Turn
 from jezero_connectors_gemini import build
 
 # The shared samples live beside the repository (../shared/samples), never inside it.
@@ -80,3 +81,24 @@ def rec():
     """The record builders above (test modules cannot import conftest by name under
     --import-mode=importlib)."""
     return sys.modules[__name__]
+
+
+@pytest.fixture
+def sessions():
+    """Two made-up sessions in a weather app, in the kit's words (prompts, commands, answers)."""
+    now = datetime.now(timezone.utc)
+    cwd = "/home/demo/src/weather-app"
+    return [
+        DemoSession("gemini", cwd, (now - timedelta(days=9)).replace(hour=10, minute=0, second=0, microsecond=0), [
+            Turn("user", "The forecast page shows temperatures in Kelvin. Show Celsius instead."),
+            Turn("command", "grep -rn kelvin src", "src/forecast.ts:41: return data.main.temp; // kelvin"),
+            Turn("command", "npm test -- forecast", "FAIL src/forecast.test.ts\n  expected 21.85, received 295", failed=True),
+            Turn("assistant", "Fixed: the forecast now converts Kelvin to Celsius in src/forecast.ts (temp - 273.15); "
+                              "tests pass."),
+        ]),
+        DemoSession("gemini", cwd, (now - timedelta(days=4)).replace(hour=15, minute=30, second=0, microsecond=0), [
+            Turn("user", "Which weather API plan are we on, and what is the rate limit?"),
+            Turn("command", "grep OPENWEATHER .env.example", "OPENWEATHER_PLAN=startup\nOPENWEATHER_RATE_LIMIT=600/min"),
+            Turn("assistant", "We use the OpenWeather Startup plan with a limit of 600 calls per minute."),
+        ]),
+    ]

@@ -10,7 +10,7 @@ import pytest
 
 from jezero import plugins
 from jezero.plugin import ACTIONS, ConnectorContext
-from jezero_connectors_gemini import GeminiOptions, build, discover, store, write_demo
+from jezero_connectors_gemini import GeminiOptions, build, demo, discover, normalize, store
 
 SID = "5e551011-0000-4000-8000-000000000001"
 
@@ -196,35 +196,50 @@ def test_missing_folder_warns(tmp_path):
     assert warnings and "no Gemini CLI chats" in warnings[0]
 
 
-def test_options_env_discover_and_demo(tmp_path, monkeypatch):
+def test_options_env_discover_and_demo(tmp_path, monkeypatch, sessions):
     with pytest.raises(ValueError, match="unknown option 'colour'"):
         build({"colour": "blue"}, ConnectorContext("t", print))
-    with pytest.raises(ValueError, match="'path'"):
+    with pytest.raises(ValueError, match="option 'path' must be a folder path"):
         build({"path": 3}, ConnectorContext("t", print))
     assert GeminiOptions.model_config["extra"] == "forbid"
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # never the real home
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     assert build({}, ConnectorContext("t", print)).root == tmp_path / "home" / ".gemini"
+    assert build({"path": "~/elsewhere"}, ConnectorContext("t", print)).path == tmp_path / "home" / "elsewhere"
     assert discover() == []
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "alt"))
-    options = write_demo(tmp_path / "demo")
-    assert options == {"path": str(tmp_path / "demo" / "gemini")}
+    options = demo(tmp_path / "demo", sessions)
+    assert options == {"path": str(tmp_path / "demo" / ".gemini")}
     (tmp_path / "alt").mkdir()
-    (tmp_path / "demo" / "gemini").rename(tmp_path / "alt" / ".gemini")  # the demo's folder as a real home
+    (tmp_path / "demo" / ".gemini").rename(tmp_path / "alt" / ".gemini")  # the demo's folder as a real home
     assert discover() == [{"path": str(tmp_path / "alt" / ".gemini")}]
     assert build({}, ConnectorContext("t", print)).root == tmp_path / "alt" / ".gemini"
     warnings: list[str] = []
-    sessions = list(build({"path": str(tmp_path / "alt")}, ConnectorContext("t", warnings.append)).read({}))
-    assert len(sessions) == 2 and warnings == [] and all(s.cwd == "/home/demo/src/weather-app" for s in sessions)
-    assert any(b.action == "edit" and b.paths for s in sessions for b in s.blocks)
+    read = list(build({"path": str(tmp_path / "alt")}, ConnectorContext("t", warnings.append)).read({}))
+    assert len(read) == 2 and warnings == [] and all(s.cwd == "/home/demo/src/weather-app" for s in read)
+    assert {s.id for s in read} == {s.id for s in sessions}
 
 
-def test_registered_through_the_plugin_host(gemini, rec, tmp_path):
+def test_the_demo_writes_prompts_answers_and_commands_with_their_failure(tmp_path, sessions):
+    warnings: list[str] = []
+    read = build(demo(tmp_path, sessions), ConnectorContext("t", warnings.append)).read({})
+    first = next(s for s in read if s.id == sessions[0].id)
+    assert [(b.role, b.kind) for b in first.blocks] == [("user", "text"), *[("assistant", "tool_call"), ("tool", "tool_result")] * 2,
+                                                       ("assistant", "text")]
+    calls = [b for b in first.blocks if b.kind == "tool_call"]
+    results = [b for b in first.blocks if b.kind == "tool_result"]
+    assert [(b.action, b.command) for b in calls] == [("shell", "grep -rn kelvin src"), ("shell", "npm test -- forecast")]
+    assert [b.is_error for b in results] == [False, True]  # "Exit Code: 1" in the output: the command failed
+    assert "expected 21.85" in results[1].text and warnings == []
+
+
+def test_registered_through_the_plugin_host(gemini, rec, tmp_path, sessions):
     gemini.write([rec.header(), rec.user("u1", "via the host", 1)])
     kind = plugins.connector_types()["gemini"]  # the core's planned "gemini" gives way to the plugin
     assert kind.plugin == "jezero_connectors_gemini" and not kind.description.startswith("planned")
-    assert kind.options is GeminiOptions and kind.discover is discover and kind.demo is write_demo
+    assert kind.options is GeminiOptions and kind.discover is discover and kind.demo is demo
+    assert kind.normalize is normalize
     [s] = kind.build({"path": str(gemini.root)}, ConnectorContext("gemini", gemini.warnings.append)).read({})
     assert s.agent == "gemini-cli" and s.blocks[0].text == "via the host"
-    demo = kind.demo(tmp_path / "d")
-    assert len(list(kind.build(demo, ConnectorContext("d", print)).read({}))) == 2
+    options = kind.demo(tmp_path / "d", sessions)
+    assert len(list(kind.build(options, ConnectorContext("d", print)).read({}))) == 2

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jezero_connectors_opencode import write_demo
+from jezero_connectors_opencode import demo
 
 
 def jezero(env: dict, *args: str) -> subprocess.CompletedProcess:
@@ -18,8 +18,8 @@ def jezero(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*command, *args], env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_run_then_search_through_the_cli(tmp_path):
-    options = write_demo(tmp_path / "sessions")
+def test_run_then_search_through_the_cli(tmp_path, sessions):
+    options = demo(tmp_path / "sessions", sessions)
     library = tmp_path / "library.sqlite3"
     config = tmp_path / "config.toml"
     config.write_text(

@@ -13,7 +13,7 @@ import pytest
 
 from jezero import plugins
 from jezero.plugin import ConnectorContext
-from jezero_connectors_opencode import OpenCodeOptions, build, discover, jsonfiles, write_demo
+from jezero_connectors_opencode import OpenCodeOptions, build, demo, discover, jsonfiles, normalize
 from jezero_connectors_opencode.demo import Step, write_session
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
@@ -170,22 +170,25 @@ def test_a_json_file_vanishing_mid_read_warns(tmp_path, monkeypatch):
     assert any("vanished" in w for w in s.warnings) and [b.kind for b in s.blocks] == ["tool_call", "tool_result"]
 
 
-def test_options_env_discover_and_demo(tmp_path, monkeypatch):
+def test_options_env_discover_and_demo(tmp_path, monkeypatch, sessions):
     with pytest.raises(ValueError, match="unknown option 'db'"):
         build({"db": "x"}, ConnectorContext("t", print))
+    with pytest.raises(ValueError, match="option 'path' must be a folder path"):
+        build({"path": 7}, ConnectorContext("t", print))
     assert OpenCodeOptions.model_config["extra"] == "forbid"
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     monkeypatch.delenv("OPENCODE_DB", raising=False)
     assert build({}, ConnectorContext("t", print)).path == tmp_path / "home" / ".local" / "share" / "opencode"
+    assert build({"path": "~/oc"}, ConnectorContext("t", print)).path == tmp_path / "home" / "oc"
     assert discover() == []
-    options = write_demo(tmp_path / "xdg")
+    options = demo(tmp_path / "xdg" / "opencode", sessions)
     assert options == {"path": str(tmp_path / "xdg" / "opencode")}
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert discover() == [options]
     warnings: list[str] = []
-    sessions = list(build({}, ConnectorContext("t", warnings.append)).read({}))
-    assert len(sessions) == 2 and warnings == [] and all(s.cwd == "/home/demo/src/newsletter" for s in sessions)
+    read_back = list(build({}, ConnectorContext("t", warnings.append)).read({}))
+    assert len(read_back) == 2 and warnings == [] and all(s.cwd == "/home/demo/src/newsletter" for s in read_back)
     # $OPENCODE_DB names another database file, relative to the data folder.
     (tmp_path / "xdg" / "opencode" / "opencode.db").rename(tmp_path / "xdg" / "opencode" / "mine.sqlite")
     assert discover() == []
@@ -195,6 +198,18 @@ def test_options_env_discover_and_demo(tmp_path, monkeypatch):
     assert len(read(tmp_path / "xdg" / "opencode" / "mine.sqlite")[0]) == 2
 
 
+def test_the_demo_writes_prompts_answers_and_commands_with_their_failure(tmp_path, sessions):
+    read_back, warnings = read(Path(demo(tmp_path, sessions)["path"]))
+    first = next(s for s in read_back if s.title.startswith("Emails to Outlook"))  # OpenCode's default title skipped
+    assert [(b.role, b.kind) for b in first.blocks] == [("user", "text"), *[("assistant", "tool_call"), ("tool", "tool_result")] * 2,
+                                                       ("assistant", "text")]
+    results = [b for b in first.blocks if b.kind == "tool_result"]
+    assert [(b.action, b.command) for b in results] == [("shell", "dig +short TXT demo-news.example"),
+                                                        ("shell", "dig +short TXT _dmarc.demo-news.example | grep DMARC1")]
+    assert [b.is_error for b in results] == [False, True]  # completed, but metadata.exit = 1: the command failed
+    assert warnings == []
+
+
 def test_missing_store_warns(tmp_path):
     assert read(tmp_path / "nope") == ([], [f"opencode: {tmp_path / 'nope'}: no such folder or file"])
     (tmp_path / "empty").mkdir()
@@ -202,9 +217,10 @@ def test_missing_store_warns(tmp_path):
     assert sessions == [] and "no OpenCode store here" in warnings[0]
 
 
-def test_registered_through_the_plugin_host(tmp_path):
+def test_registered_through_the_plugin_host(tmp_path, sessions):
     kind = plugins.connector_types()["opencode"]
     assert kind.plugin == "jezero_connectors_opencode" and not kind.description.startswith("planned")
-    assert kind.options is OpenCodeOptions and kind.discover is discover and kind.demo is write_demo
-    sessions = list(kind.build(kind.demo(tmp_path), ConnectorContext("o", print)).read({}))
-    assert [s.agent for s in sessions] == ["opencode", "opencode"]
+    assert kind.options is OpenCodeOptions and kind.discover is discover and kind.demo is demo
+    assert kind.normalize is normalize
+    read_back = list(kind.build(kind.demo(tmp_path, sessions), ConnectorContext("o", print)).read({}))
+    assert [s.agent for s in read_back] == ["opencode", "opencode"]

@@ -4,13 +4,15 @@ under `$COPILOT_HOME`)."""
 from jezero.plugin import hookimpl
 
 from .connector import CopilotConnector, CopilotOptions, build, discover
-from .demo import write_demo
+from .demo import demo
+from .tools import normalize
 
-__all__ = ["CopilotConnector", "CopilotOptions", "build", "discover", "register_connector_types", "write_demo"]
+__all__ = ["CopilotConnector", "CopilotOptions", "build", "discover", "demo", "normalize", "register_connector_types"]
 
 DESCRIPTION = "GitHub Copilot CLI sessions (~/.copilot/session-state, or $COPILOT_HOME/session-state)"
 
 
 @hookimpl
 def register_connector_types(register):
-    register("copilot", build, description=DESCRIPTION, options=CopilotOptions, discover=discover, demo=write_demo)
+    register("copilot", build, description=DESCRIPTION, options=CopilotOptions, discover=discover, demo=demo,
+             normalize=normalize)

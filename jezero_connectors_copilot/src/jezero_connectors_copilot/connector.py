@@ -18,35 +18,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from jezero.ingest.files import expand, file_signature, read_jsonl
-from jezero.plugin import ConnectorContext, Session
+from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, read_jsonl, read_options
 
 from . import reader
 
 SESSION_STATE = "session-state"
 
 
-class CopilotOptions(BaseModel):
-    """Options of a `copilot` connector."""
+class CopilotOptions(Options):
+    """A Copilot home (the folder holding `session-state/`) or that folder itself; default
+    `$COPILOT_HOME` if set, else `~/.copilot`."""
 
-    model_config = ConfigDict(extra="forbid")
-    path: str | None = None  # the Copilot home (holding session-state/); default $COPILOT_HOME or ~/.copilot
-
-
-def parse_options(options: dict[str, Any] | None) -> CopilotOptions:
-    try:
-        parsed = CopilotOptions.model_validate(dict(options or {}))
-    except ValidationError as e:
-        problems = []
-        for err in e.errors():
-            where = ".".join(str(p) for p in err["loc"])
-            problems.append(f"unknown option {where!r}" if err["type"] == "extra_forbidden" else f"option {where!r}: {err['msg']}")
-        raise ValueError(f"copilot: {'; '.join(problems)} (known: path)") from None
-    if parsed.path is not None and not parsed.path.strip():
-        raise ValueError("copilot: option 'path' must be a folder path, got ''")
-    return parsed
+    path: FolderPath | None = None
 
 
 def default_home() -> Path:
@@ -55,8 +38,8 @@ def default_home() -> Path:
 
 
 def build(options: dict[str, Any] | None, context: ConnectorContext) -> "CopilotConnector":
-    parsed = parse_options(options)
-    return CopilotConnector(expand(parsed.path) if parsed.path else default_home(), context)
+    opts = read_options(CopilotOptions, options, "copilot")
+    return CopilotConnector(opts.path if opts.path is not None else default_home(), context)
 
 
 def discover() -> list[dict[str, Any]]:

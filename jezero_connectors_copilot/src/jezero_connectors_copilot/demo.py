@@ -1,6 +1,6 @@
-"""Made-up GitHub Copilot CLI sessions for `jezero up --demo`, written the way Copilot CLI 1.0
-writes them: `session-state/<id>/events.jsonl` (one event per line, each pointing at the one
-before) and `workspace.yaml`."""
+"""Made-up sessions written as GitHub Copilot CLI 1.0 writes them (`session-state/<id>/events.jsonl`,
+one event per line, each pointing at the one before, and `workspace.yaml`), for `jezero up --demo`
+and the tests: the demo then goes through this connector like a real Copilot home does."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+
+from jezero.plugin import DemoSession, Turn
 
 
 @dataclass
@@ -71,24 +73,21 @@ def write_session(home: Path, cwd: str, started: datetime, steps: list[Step], *,
     return folder / "events.jsonl"
 
 
-def write_demo(folder: Path, now: datetime | None = None) -> dict[str, Any]:
-    """Two made-up sessions in `folder/copilot`; returns the options that read them."""
-    now = now or datetime.now(timezone.utc)
-    home = folder / "copilot"
-    write_session(home, "/home/demo/src/mobile-app", (now - timedelta(days=7)).replace(hour=11, minute=0, second=0, microsecond=0), [
-        Step("user", "The Android build fails after the Gradle upgrade. Fix it."),
-        Step("tool", tool="bash", args={"command": "./gradlew assembleDebug", "description": "Build the app"},
-             output="Namespace not specified. Specify a namespace in the module's build file.", success=False),
-        Step("tool", tool="edit", args={"path": "/home/demo/src/mobile-app/app/build.gradle",
-                                        "old_str": "android {", "new_str": "android {\n    namespace 'com.demo.mobile'"},
-             output="File app/build.gradle updated."),
-        Step("tool", tool="bash", args={"command": "./gradlew assembleDebug"}, output="BUILD SUCCESSFUL in 41s"),
-        Step("assistant", "Fixed: Android Gradle Plugin 8 needs a namespace; added namespace 'com.demo.mobile' "
-                          "to app/build.gradle and the debug build succeeds."),
-    ])
-    write_session(home, "/home/demo/src/mobile-app", (now - timedelta(days=2)).replace(hour=16, minute=0, second=0, microsecond=0), [
-        Step("user", "What minimum Android SDK do we support?"),
-        Step("tool", tool="view", args={"path": "/home/demo/src/mobile-app/app/build.gradle"}, output="minSdk 26\ntargetSdk 34"),
-        Step("assistant", "The app supports Android 8.0 and up (minSdk 26) and targets SDK 34."),
-    ])
-    return {"path": str(home.absolute())}
+def demo(folder: Path, sessions: list[DemoSession]) -> dict[str, Any]:
+    """Write `sessions` as a Copilot home under `folder`; the options that read it."""
+    for spec in sessions:
+        write_session(folder, spec.cwd, spec.started, [_step(turn) for turn in spec.turns], session_id=spec.id,
+                      model=spec.model or "gpt-4.1", branch=spec.branch)
+    (folder / "session-state").mkdir(parents=True, exist_ok=True)
+    return {"path": str(folder.absolute())}
+
+
+def _step(turn: Turn) -> Step:
+    if turn.role == "user":
+        return Step("user", turn.text)
+    if turn.role == "assistant":
+        return Step("assistant", turn.text)
+    # The bash tool ends its output with the command's exit code; the call itself succeeded.
+    code = 1 if turn.failed else 0
+    output = f"{turn.output}\n<exited with exit code {code}>" if turn.output else f"<exited with exit code {code}>"
+    return Step("tool", tool="bash", args={"command": turn.text, "description": "Run the command"}, output=output)

@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.ingest.files import JsonlRead, clip, parse_time, strip_ansi
-from jezero.models import TITLE_MAX_CHARS
-from jezero.plugin import Block
+from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, clip, parse_time, strip_ansi
 
 from . import tools
 
@@ -65,15 +63,6 @@ class EventLog:
     main: Thread = field(default_factory=Thread)
     runs: dict[str, Thread] = field(default_factory=dict)  # agentId -> its thread, in order of first event
     warnings: list[str] = field(default_factory=list)
-
-
-def _arguments(value: Any) -> Any:
-    if isinstance(value, str) and value.strip().startswith(("{", "[")):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _text(value: Any) -> str:
@@ -190,17 +179,11 @@ class EventParser:
 
     def _call(self, thread: Thread, call_id: str, name: Any, arguments: Any, when: datetime | None) -> None:
         name = name if isinstance(name, str) else None
-        args = _arguments(arguments)
+        args = tools.arguments(arguments)
         thread.calls[call_id] = (name, args)
-        command = tools.command(name, args)
-        if command is not None:
-            text = command
-        elif isinstance(args, str):
-            text = args
-        else:
-            text = json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args not in (None, {}) else ""
-        thread.blocks.append(Block("assistant", "tool_call", clip(text), when, tool=name, action=tools.action(name, args),
-                                   command=command, paths=tools.paths(name, args)))
+        thread.blocks.append(Block("assistant", "tool_call", clip(tools.call_text(name, args)), when, tool=name,
+                                   action=tools.action(name, args), command=tools.command(name, args),
+                                   paths=tools.paths(name, args)))
 
     def _result(self, thread: Thread, data: dict, when: datetime | None) -> None:
         call_id = data.get("toolCallId")
@@ -212,7 +195,9 @@ class EventParser:
         if data.get("error"):
             failed = True
             text = "\n".join(t for t in (text, _text(data["error"])) if t)
-        thread.blocks.append(Block("tool", "tool_result", clip(strip_ansi(text)), when, tool=name, is_error=failed,
+        text = strip_ansi(text)
+        failed = failed or tools.shell_failed(name, text)
+        thread.blocks.append(Block("tool", "tool_result", clip(text), when, tool=name, is_error=failed,
                                    action=tools.action(name, args), command=tools.command(name, args),
                                    paths=tools.paths(name, args)))
 

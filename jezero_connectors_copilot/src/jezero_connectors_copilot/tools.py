@@ -6,8 +6,11 @@ with `mcpServerName` on the request) are "other"."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
+
+from jezero.plugin import Block
 
 ACTION_OF = {
     "bash": "shell",
@@ -42,6 +45,8 @@ ACTION_OF = {
 # The older single file tool: what it did depends on its `command` argument.
 EDITOR_ACTION = {"view": "read", "create": "write", "str_replace": "edit", "insert": "edit", "undo_edit": "edit"}
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+# The shell tools end their output with how the command exited; the call itself succeeded.
+_EXITED = re.compile(r"<exited with exit code (-?\d+)>")
 
 
 def action(name: str | None, args: Any = None) -> str:
@@ -68,3 +73,63 @@ def paths(name: str | None, args: Any) -> list[str]:
     if name == "apply_patch" and isinstance(patch, str):
         found += [m.strip() for m in _PATCH_FILE.findall(patch)]
     return list(dict.fromkeys(found))
+
+
+def arguments(value: Any) -> Any:
+    """Arguments as the model sent them: a JSON text is read, anything else kept as it is."""
+    if isinstance(value, str) and value.strip().startswith(("{", "[")):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def call_text(name: str | None, args: Any) -> str:
+    """What a tool call block says: a shell call's command, a patch as it is, else the arguments
+    as compact JSON."""
+    shell = command(name, args)
+    if shell is not None:
+        return shell
+    if isinstance(args, str):
+        return args
+    return json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args not in (None, {}) else ""
+
+
+def call_args(name: str | None, text: str) -> Any:
+    """The arguments back from a call block's text (the inverse of `call_text`)."""
+    if name in ("bash", "powershell"):
+        return {"command": text} if text else {}
+    return arguments(text)
+
+
+def shell_failed(name: str | None, output: str) -> bool:
+    """A shell call whose output says its command exited non-zero."""
+    if action(name) != "shell":
+        return False
+    codes = _EXITED.findall(output[-400:])
+    return bool(codes) and codes[-1] != "0"
+
+
+def normalize(blocks: list[Block]) -> list[Block]:
+    """Set `action`, `command` and `paths` on blocks read back from a stored original (for `jezero
+    resummarize`), as the reader set them: from the tool name and the call's text. A result says
+    what its call said: the oldest unanswered call of the same tool (a new prompt drops the calls
+    left unanswered before it)."""
+    waiting: dict[str | None, list[Block]] = {}
+    for block in blocks:
+        if block.kind == "tool_call":
+            args = call_args(block.tool, block.text)
+            block.action, block.command = action(block.tool, args), command(block.tool, args)
+            block.paths = paths(block.tool, args)
+            waiting.setdefault(block.tool, []).append(block)
+        elif block.kind == "tool_result":
+            calls = waiting.get(block.tool)
+            if calls:
+                call = calls.pop(0)
+                block.action, block.command, block.paths = call.action, call.command, list(call.paths)
+            else:
+                block.action = action(block.tool)
+        elif block.role == "user" and block.kind == "text":
+            waiting.clear()
+    return blocks

@@ -4,13 +4,15 @@
 from jezero.plugin import hookimpl
 
 from .connector import GeminiConnector, GeminiOptions, build, discover
-from .demo import write_demo
+from .demo import demo
+from .tools import normalize
 
-__all__ = ["GeminiConnector", "GeminiOptions", "build", "discover", "register_connector_types", "write_demo"]
+__all__ = ["GeminiConnector", "GeminiOptions", "build", "discover", "demo", "normalize", "register_connector_types"]
 
 DESCRIPTION = "Gemini CLI sessions (~/.gemini/tmp/*/chats, or $GEMINI_CLI_HOME/.gemini)"
 
 
 @hookimpl
 def register_connector_types(register):
-    register("gemini", build, description=DESCRIPTION, options=GeminiOptions, discover=discover, demo=write_demo)
+    register("gemini", build, description=DESCRIPTION, options=GeminiOptions, discover=discover, demo=demo,
+             normalize=normalize)

@@ -14,38 +14,21 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from jezero.ingest.files import expand, file_signature, read_jsonl
-from jezero.plugin import ConnectorContext, Session
+from jezero.plugin import ConnectorContext, FolderPath, Options, Session, file_signature, read_jsonl, read_options
 
 from . import reader, store
 
 
-class GeminiOptions(BaseModel):
-    """Options of a `gemini` connector."""
+class GeminiOptions(Options):
+    """A Gemini folder (the one holding `tmp/`) or the home that holds `.gemini/`; default
+    `$GEMINI_CLI_HOME/.gemini` if set, else `~/.gemini`."""
 
-    model_config = ConfigDict(extra="forbid")
-    path: str | None = None  # the Gemini folder (holding tmp/); default $GEMINI_CLI_HOME/.gemini or ~/.gemini
-
-
-def parse_options(options: dict[str, Any] | None) -> GeminiOptions:
-    try:
-        parsed = GeminiOptions.model_validate(dict(options or {}))
-    except ValidationError as e:
-        problems = []
-        for err in e.errors():
-            where = ".".join(str(p) for p in err["loc"])
-            problems.append(f"unknown option {where!r}" if err["type"] == "extra_forbidden" else f"option {where!r}: {err['msg']}")
-        raise ValueError(f"gemini: {'; '.join(problems)} (known: path)") from None
-    if parsed.path is not None and not parsed.path.strip():
-        raise ValueError("gemini: option 'path' must be a folder path, got ''")
-    return parsed
+    path: FolderPath | None = None
 
 
 def build(options: dict[str, Any] | None, context: ConnectorContext) -> "GeminiConnector":
-    parsed = parse_options(options)
-    return GeminiConnector(expand(parsed.path) if parsed.path else store.default_root(), context)
+    opts = read_options(GeminiOptions, options, "gemini")
+    return GeminiConnector(opts.path if opts.path is not None else store.default_root(), context)
 
 
 class GeminiConnector:

@@ -1,5 +1,6 @@
-"""Made-up Gemini CLI sessions for `jezero up --demo`, written the way Gemini CLI 0.61 writes them
-(JSONL chats under `tmp/<slug>/chats/`, the slug in `projects.json` and `.project_root`)."""
+"""Made-up sessions written as Gemini CLI 0.61 writes them (JSONL chats under `tmp/<slug>/chats/`,
+the slug in `projects.json` and `.project_root`), for `jezero up --demo` and the tests: the demo
+then goes through this connector like a real Gemini folder does."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+
+from jezero.plugin import DemoSession, Turn
 
 
 @dataclass
@@ -65,25 +68,22 @@ def write_chat(root: Path, cwd: str, started: datetime, steps: list[Step], *, se
     return path
 
 
-def write_demo(folder: Path, now: datetime | None = None) -> dict[str, Any]:
-    """Two made-up sessions in `folder/gemini`; returns the options that read them."""
-    now = now or datetime.now(timezone.utc)
-    root = folder / "gemini"
-    write_chat(root, "/home/demo/src/weather-app", (now - timedelta(days=9)).replace(hour=10, minute=0, second=0, microsecond=0), [
-        Step("user", "The forecast page shows temperatures in Kelvin. Show Celsius instead."),
-        Step("tool", tool="grep_search", args={"pattern": "kelvin", "dir_path": "src"},
-             output="src/forecast.ts:41: return data.main.temp; // kelvin"),
-        Step("tool", tool="replace", args={"file_path": "/home/demo/src/weather-app/src/forecast.ts",
-                                             "old_string": "return data.main.temp;",
-                                             "new_string": "return data.main.temp - 273.15;"},
-             output="Successfully modified file: src/forecast.ts (1 replacements)."),
-        Step("tool", tool="run_shell_command", args={"command": "npm test -- forecast"}, output="Tests: 6 passed, 6 total"),
-        Step("gemini", "Fixed: the forecast now converts Kelvin to Celsius in src/forecast.ts (temp - 273.15); tests pass."),
-    ])
-    write_chat(root, "/home/demo/src/weather-app", (now - timedelta(days=4)).replace(hour=15, minute=30, second=0, microsecond=0), [
-        Step("user", "Which weather API plan are we on, and what is the rate limit?"),
-        Step("tool", tool="read_file", args={"file_path": "/home/demo/src/weather-app/.env.example"},
-             output="OPENWEATHER_PLAN=startup\nOPENWEATHER_RATE_LIMIT=600/min"),
-        Step("gemini", "We use the OpenWeather Startup plan with a limit of 600 calls per minute."),
-    ])
+def demo(folder: Path, sessions: list[DemoSession]) -> dict[str, Any]:
+    """Write `sessions` as a Gemini folder under `folder`; the options that read it."""
+    root = folder / ".gemini"
+    for spec in sessions:
+        write_chat(root, spec.cwd, spec.started, [_step(turn) for turn in spec.turns], session_id=spec.id,
+                   model=spec.model or "gemini-2.5-pro")
+    (root / "tmp").mkdir(parents=True, exist_ok=True)
     return {"path": str(root.absolute())}
+
+
+def _step(turn: Turn) -> Step:
+    if turn.role == "user":
+        return Step("user", turn.text)
+    if turn.role == "assistant":
+        return Step("gemini", turn.text)
+    # run_shell_command answers with the output and, for a command that failed, its exit code;
+    # the call itself succeeded.
+    output = turn.output + ("\nExit Code: 1" if turn.failed else "")
+    return Step("tool", tool="run_shell_command", args={"command": turn.text}, output=output)

@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.ingest.files import JsonlRead, clip, parse_time, strip_ansi
-from jezero.plugin import Block, Session
-from jezero.models import TITLE_MAX_CHARS
+from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, Session, clip, parse_time, strip_ansi
 
 from . import tools
 
@@ -212,9 +210,7 @@ def tool_blocks(call: dict, fallback_time: datetime | None) -> list[Block]:
     action = tools.action(name)
     command = tools.command(name, args)
     paths = tools.paths(name, args)
-    call_text = command if command is not None else (
-        json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args not in (None, {}) else "")
-    blocks = [Block("assistant", "tool_call", clip(call_text), when, tool=name, action=action, command=command, paths=list(paths))]
+    blocks = [Block("assistant", "tool_call", clip(tools.call_text(name, args)), when, tool=name, action=action, command=command, paths=list(paths))]
     status = call.get("status")
     texts, failed = [], status in ("error", "cancelled")
     for response in function_responses(call.get("result")):
@@ -226,7 +222,9 @@ def tool_blocks(call: dict, fallback_time: datetime | None) -> list[Block]:
     if status == "cancelled" and not any(texts):
         texts.append("[cancelled]")
     if texts or status in ("success", "error", "cancelled"):
-        text = clip(strip_ansi(_UNTRUSTED.sub("", "\n".join(texts)).strip()))
+        text = strip_ansi(_UNTRUSTED.sub("", "\n".join(texts)).strip())
+        failed = failed or tools.shell_failed(name, text)
+        text = clip(text)
         blocks.append(Block("tool", "tool_result", text, when, tool=name, is_error=failed, action=action,
                             command=command, paths=list(paths)))
     return blocks

@@ -6,7 +6,11 @@ only the action, the shell command and the paths."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
+
+from jezero.plugin import Block
 
 ACTION_OF = {
     "run_shell_command": "shell",
@@ -33,6 +37,8 @@ ACTION_OF = {
 # were renamed file_path and dir_path).
 PATH_KEYS = ("file_path", "absolute_path", "dir_path", "path", "directory", "plan_path")
 LIST_KEYS = ("paths", "include", "file_paths")
+# run_shell_command reports a command that ran and failed in its output, not as a failed call.
+_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
 
 
 def action(name: str | None) -> str:
@@ -57,3 +63,47 @@ def paths(name: str | None, args: Any) -> list[str]:
         if isinstance(args.get(key), list):
             found += [p.strip() for p in args[key] if isinstance(p, str) and p.strip()]
     return list(dict.fromkeys(found))
+
+
+def shell_failed(name: str | None, output: str) -> bool:
+    """A shell call whose output says its command exited non-zero (`Exit Code: 1`)."""
+    if action(name) != "shell":
+        return False
+    codes = _EXIT_CODE.findall(output[-2000:])
+    return bool(codes) and codes[-1] != "0"
+
+
+def call_text(name: str | None, args: Any) -> str:
+    """What a tool call block says: a shell call's command, else its arguments as compact JSON."""
+    shell = command(name, args)
+    if shell is not None:
+        return shell
+    return json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args not in (None, {}) else ""
+
+
+def call_args(name: str | None, text: str) -> Any:
+    """The arguments back from a call block's text (the inverse of `call_text`); {} when they
+    cannot be read (a clipped JSON text)."""
+    if action(name) == "shell":
+        return {"command": text} if text else {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
+
+
+def normalize(blocks: list[Block]) -> list[Block]:
+    """Set `action`, `command` and `paths` on blocks read back from a stored original (for `jezero
+    resummarize`), as the reader set them: from the tool name and the call's text. A result
+    right after its call names the same command and paths."""
+    previous: Block | None = None
+    for block in blocks:
+        if block.kind == "tool_call":
+            args = call_args(block.tool, block.text)
+            block.action, block.command, block.paths = action(block.tool), command(block.tool, args), paths(block.tool, args)
+        elif block.kind == "tool_result":
+            block.action = action(block.tool)
+            if previous is not None and previous.kind == "tool_call" and previous.tool == block.tool:
+                block.command, block.paths = previous.command, list(previous.paths)
+        previous = block
+    return blocks

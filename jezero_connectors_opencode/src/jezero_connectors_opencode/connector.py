@@ -16,35 +16,19 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import apsw
-from pydantic import BaseModel, ConfigDict, ValidationError
 
-from jezero.ingest.files import expand
-from jezero.plugin import ConnectorContext, Session
+from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, read_options
 
 from . import reader
 from .database import Database
 from .jsonfiles import JsonStore
 
 
-class OpenCodeOptions(BaseModel):
-    """Options of an `opencode` connector."""
+class OpenCodeOptions(Options):
+    """An OpenCode data folder, or one of its `.db` files; default `$XDG_DATA_HOME/opencode`, else
+    `~/.local/share/opencode` (and `$OPENCODE_DB` when that names another database)."""
 
-    model_config = ConfigDict(extra="forbid")
-    path: str | None = None  # the data folder, or one .db file; default $XDG_DATA_HOME/opencode or ~/.local/share/opencode
-
-
-def parse_options(options: dict[str, Any] | None) -> OpenCodeOptions:
-    try:
-        parsed = OpenCodeOptions.model_validate(dict(options or {}))
-    except ValidationError as e:
-        problems = []
-        for err in e.errors():
-            where = ".".join(str(p) for p in err["loc"])
-            problems.append(f"unknown option {where!r}" if err["type"] == "extra_forbidden" else f"option {where!r}: {err['msg']}")
-        raise ValueError(f"opencode: {'; '.join(problems)} (known: path)") from None
-    if parsed.path is not None and not parsed.path.strip():
-        raise ValueError("opencode: option 'path' must be a folder or file path, got ''")
-    return parsed
+    path: FolderPath | None = None
 
 
 def default_data_dir() -> Path:
@@ -53,9 +37,9 @@ def default_data_dir() -> Path:
 
 
 def build(options: dict[str, Any] | None, context: ConnectorContext) -> "OpenCodeConnector":
-    parsed = parse_options(options)
-    if parsed.path:
-        return OpenCodeConnector(expand(parsed.path), context)
+    opts = read_options(OpenCodeOptions, options, "opencode")
+    if opts.path is not None:
+        return OpenCodeConnector(opts.path, context)
     return OpenCodeConnector(default_data_dir(), context, extra_db=os.environ.get("OPENCODE_DB", "").strip() or None)
 
 

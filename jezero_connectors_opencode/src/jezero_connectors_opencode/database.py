@@ -16,7 +16,7 @@ from typing import Callable
 
 import apsw
 
-from jezero.ingest.files import parse_time
+from jezero.plugin import parse_time
 
 from .reader import Message, Raw, loads
 

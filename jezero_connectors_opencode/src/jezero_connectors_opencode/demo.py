@@ -1,5 +1,6 @@
-"""Made-up OpenCode sessions for `jezero up --demo`, written into an `opencode.db` with the tables
-and JSON columns OpenCode 1.18 uses (`session`, `message`, `part`)."""
+"""Made-up sessions written as OpenCode 1.18 writes them (an `opencode.db` with its `session`,
+`message` and `part` tables and JSON columns), for `jezero up --demo` and the tests: the demo then
+goes through this connector like a real OpenCode data folder does."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import json
 import random
 import string
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import apsw
+
+from jezero.plugin import DemoSession, Turn
 
 # The columns the connector reads, as OpenCode declares them (Drizzle schema, 1.18).
 SCHEMA = """
@@ -44,7 +47,8 @@ class Step:
     tool: str | None = None
     args: dict = field(default_factory=dict)
     output: str = ""
-    failed: bool = False
+    failed: bool = False  # the tool call itself failed (status "error")
+    metadata: dict = field(default_factory=dict)  # state.metadata: a bash call's exit code, ...
 
 
 def _ms(t: datetime) -> int:
@@ -105,6 +109,8 @@ def write_session(db_path: Path, cwd: str, started: datetime, steps: list[Step],
                 state = {"status": "error" if step.failed else "completed", "input": step.args, "title": "",
                          "time": {"start": _ms(t), "end": _ms(t) + 1500}}
                 state["error" if step.failed else "output"] = step.output
+                if step.metadata:
+                    state["metadata"] = step.metadata
                 part(mid, t, {"type": "tool", "tool": step.tool, "callID": f"toolu_{n:08d}", "state": state})
         conn.execute("INSERT OR IGNORE INTO project VALUES ('global', ?, 'git', NULL, ?, ?, '[]')", (cwd, _ms(started), _ms(t)))
         conn.execute("INSERT INTO session (id, project_id, parent_id, slug, directory, path, title, version, agent, model,"
@@ -117,24 +123,21 @@ def write_session(db_path: Path, cwd: str, started: datetime, steps: list[Step],
     return sid
 
 
-def write_demo(folder: Path, now: datetime | None = None) -> dict[str, Any]:
-    """Two made-up sessions in `folder/opencode/opencode.db`; returns the options that read them."""
-    now = now or datetime.now(timezone.utc)
-    data = folder / "opencode"
-    db = data / "opencode.db"
-    write_session(db, "/home/demo/src/newsletter", (now - timedelta(days=6)).replace(hour=9, minute=0, second=0, microsecond=0), [
-        Step("user", "Emails to Outlook users land in spam. Can you check our DNS records?"),
-        Step("tool", tool="bash", args={"command": "dig +short TXT demo-news.example"}, output='"v=spf1 include:_spf.mailhost.example ~all"'),
-        Step("tool", tool="bash", args={"command": "dig +short TXT _dmarc.demo-news.example"}, output=""),
-        Step("assistant", "SPF is present but there is no DMARC record. Add TXT _dmarc with "
-                          "'v=DMARC1; p=quarantine; rua=mailto:dmarc@demo-news.example'."),
-    ], title="Outlook spam: missing DMARC record")
-    write_session(db, "/home/demo/src/newsletter", (now - timedelta(days=1)).replace(hour=14, minute=0, second=0, microsecond=0), [
-        Step("user", "Add an unsubscribe link to the footer template."),
-        Step("tool", tool="read", args={"filePath": "/home/demo/src/newsletter/templates/footer.html"}, output="<footer>© Demo News</footer>"),
-        Step("tool", tool="edit", args={"filePath": "/home/demo/src/newsletter/templates/footer.html",
-                                        "oldString": "<footer>", "newString": "<footer><a href=\"{{unsubscribe_url}}\">Unsubscribe</a> "},
-             output="Edit applied successfully."),
-        Step("assistant", "Added an Unsubscribe link ({{unsubscribe_url}}) to templates/footer.html."),
-    ], title="Unsubscribe link in the footer")
-    return {"path": str(data.absolute())}
+def demo(folder: Path, sessions: list[DemoSession]) -> dict[str, Any]:
+    """Write `sessions` into an OpenCode data folder under `folder`; the options that read it."""
+    db = folder / "opencode.db"
+    for spec in sessions:
+        # OpenCode's title until its small model names the session: the reader skips it.
+        title = f"New session - {spec.started.strftime('%Y-%m-%dT%H:%M:%S.000Z')}"
+        write_session(db, spec.cwd, spec.started, [_step(turn) for turn in spec.turns], title=title,
+                      model=spec.model or "claude-sonnet-4-5")
+    folder.mkdir(parents=True, exist_ok=True)
+    return {"path": str(folder.absolute())}
+
+
+def _step(turn: Turn) -> Step:
+    if turn.role in ("user", "assistant"):
+        return Step(turn.role, turn.text)
+    # bash completes even when its command fails: the exit code is in the part's metadata.
+    return Step("tool", tool="bash", args={"command": turn.text, "description": "Run the command"}, output=turn.output,
+                metadata={"output": turn.output, "exit": 1 if turn.failed else 0, "description": "Run the command"})

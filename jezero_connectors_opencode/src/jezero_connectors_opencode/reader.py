@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.ingest.files import clip, parse_time, strip_ansi
-from jezero.models import TITLE_MAX_CHARS
-from jezero.plugin import Block, Session
+from jezero.plugin import TITLE_MAX_CHARS, Block, Session, clip, parse_time, strip_ansi
 
 from . import tools
 
@@ -70,14 +68,12 @@ def _tool_blocks(part: dict, when: datetime | None) -> list[Block]:
     action, command, paths = tools.action(name), tools.command(name, args), tools.paths(name, args)
     start = state.get("time", {}).get("start") if isinstance(state.get("time"), dict) else None
     end = state.get("time", {}).get("end") if isinstance(state.get("time"), dict) else None
-    text = command if command is not None else (
-        json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args not in (None, {}) else "")
-    blocks = [Block("assistant", "tool_call", clip(text), parse_time(start) or when, tool=name, action=action,
+    blocks = [Block("assistant", "tool_call", clip(tools.call_text(name, args)), parse_time(start) or when, tool=name, action=action,
                     command=command, paths=list(paths))]
     status = state.get("status")
     if status in ("completed", "error"):
-        failed = status == "error"
-        body = _text(state.get("error") if failed else state.get("output"))
+        failed = status == "error" or tools.shell_failed(name, state.get("metadata"))
+        body = _text(state.get("error") if status == "error" else state.get("output"))
         blocks.append(Block("tool", "tool_result", clip(strip_ansi(body)), parse_time(end) or when, tool=name,
                             is_error=failed, action=action, command=command, paths=list(paths)))
     return blocks
@@ -132,7 +128,7 @@ def blocks_of(raw: Raw) -> tuple[list[Block], Counter, str | None, list[datetime
                 blocks.append(Block("user" if role == "user" else "assistant", "text", _file_text(part), pwhen))
             elif kind == "subtask":
                 text = "\n".join(_text(part.get(k)) for k in ("description", "prompt") if part.get(k))
-                blocks.append(Block("assistant", "tool_call", clip(text), pwhen, tool="subtask", action="subagent"))
+                blocks.append(Block("assistant", "tool_call", clip(text), pwhen, tool=tools.SUBTASK, action="subagent"))
             elif kind not in KNOWN_PARTS:
                 unknown[str(kind)] += 1
         error = info.get("error")
