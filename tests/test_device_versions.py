@@ -116,6 +116,17 @@ def test_the_overview_and_device_list_show_who_uploads_with_which_core(tmp_path,
         assert "current" in line and "OUTDATED" not in line
         assert f"client core {CORE_VERSION}" in table.stdout
 
+        # `jezero health` lists the outdated device in words, and that alone is not a problem.
+        checked = jezero("health")
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert f"OUTDATED old-mac/codex: last upload came with core 0.0.9, older than this server's {CORE_VERSION}" \
+            in checked.stdout
+        assert "laptop/claude" not in checked.stdout
+        report = json.loads(jezero("health", "--json").stdout)
+        assert report["client_core_version"] == CORE_VERSION
+        assert {d["device"]: d["agents"][0]["outdated"] for d in report["devices"]} == {"laptop": False,
+                                                                                        "old-mac": True}
+
         # Nothing changed on the laptop: an upload of the same bytes counts no new file. A plugin
         # header that is not "<agent>/<version>" never refuses the upload; it is left out.
         body = (laptop.claude / CLAUDE_SESSION).read_bytes()
