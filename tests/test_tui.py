@@ -117,6 +117,7 @@ async def test_walk_every_screen(served):
         assert "broken" in sources and "FAILING" in sources
         assert {"shop", "billing-api", "infra"} <= set(table_text(app, "#projects").split())
         assert "8 items" in text_of(app, "#totals") and "need attention" in text_of(app, "#totals")
+        assert "1 device(s), 1 of them uploading; 1 OUTDATED" in text_of(app, "#totals")
         assert "Items per day" in text_of(app, "#per-day")
 
         # Search: live as you type, explanation on demand, later one key away, an item in full
