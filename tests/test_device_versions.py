@@ -156,6 +156,19 @@ def test_a_damaged_record_is_read_as_empty_and_rebuilt_by_the_next_upload(tmp_pa
         assert laptop.client("upload", "--wait").returncode == 0
         (claude,) = json.loads(jezero("device", "list", "--json").stdout)[0]["agents"]
         assert (claude["agent"], claude["core_version"], claude["plugin"]) == ("claude", CORE_VERSION, None)
+
+        # Edited by hand into other shapes: read around them, and the next upload mends them.
+        record = tmp_path / "server" / "inbox" / ".uploads.json"
+        record.write_text(json.dumps({"devices": {"laptop": {"agents": {"claude": {"files": "many",
+                                                                                   "core_version": 7}},
+                                                             "plugins": ["x"]}}}))
+        (claude,) = json.loads(jezero("device", "list", "--json").stdout)[0]["agents"]
+        assert (claude["files"], claude["outdated"]) == (0, True)
+        with open(laptop.claude / CLAUDE_SESSION, "a") as f:
+            f.write('{"type":"assistant"}\n')
+        assert laptop.client("upload", "--wait").returncode == 0
+        (claude,) = json.loads(jezero("device", "list", "--json").stdout)[0]["agents"]
+        assert (claude["files"], claude["core_version"], claude["outdated"]) == (1, CORE_VERSION, False)
         assert "Traceback" not in (tmp_path / "server" / "serve.log").read_text()
 
 

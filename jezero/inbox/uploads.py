@@ -48,7 +48,7 @@ def server_core_version() -> str:
 
 def version_key(version: str | None) -> tuple[int, int, int] | None:
     """(major, minor, patch) of a version, None when it does not start with numbers."""
-    found = _NUMBERS.match(version or "")
+    found = _NUMBERS.match(version) if isinstance(version, str) else None
     if not found:
         return None
     return int(found[1]), int(found[2]), int(found[3] or 0)
@@ -134,44 +134,56 @@ class Received:
     plugin: str | None
 
 
+def _table(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    """parent[key] as a dict, made afresh when missing or edited into something else by hand."""
+    if not isinstance(parent.get(key), dict):
+        parent[key] = {}
+    return parent[key]
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
 def record(inbox: Path, upload: Received) -> None:
     """Add one accepted upload to the device's facts. The caller has made the inbox folder."""
     path = inbox / STATE_FILE
     with FileLock(str(inbox / (STATE_FILE + ".lock")), timeout=LOCK_TIMEOUT_SECONDS, mode=FILE_MODE):
         data = read(inbox)
-        device = data["devices"].setdefault(upload.device, {})
-        agents = device.setdefault("agents", {})
-        facts = agents.setdefault(upload.agent, {"files": 0, "bytes": 0})
+        device = _table(data["devices"], upload.device)
+        facts = _table(_table(device, "agents"), upload.agent)
         at = _now()
         facts["last_upload_at"] = at
+        facts["files"], facts["bytes"] = _count(facts.get("files")), _count(facts.get("bytes"))
         if upload.changed:
-            facts["files"] = int(facts.get("files", 0)) + 1
-            facts["bytes"] = int(facts.get("bytes", 0)) + upload.bytes
+            facts["files"] += 1
+            facts["bytes"] += upload.bytes
             facts["last_change_at"] = at
         facts["core_version"] = upload.core_version
         facts["plugin"] = upload.plugin
         if upload.plugin:
             name, _, version = upload.plugin.partition("/")
-            device.setdefault("plugins", {})[name] = {"version": version, "core_version": upload.core_version,
-                                                      "last_upload_at": at}
+            _table(device, "plugins")[name] = {"version": version, "core_version": upload.core_version,
+                                               "last_upload_at": at}
         _write(path, data)
 
 
 def device_facts(data: dict[str, Any], device: str, server_core: str | None = None) -> dict[str, Any]:
     """The facts of one device, ready to show: each agent's last upload, files, bytes, core and
     plugin, and the plugins seen, each with `outdated` said in words by the callers."""
-    found = data.get("devices", {}).get(device) or {}
+    found = data.get("devices", {}).get(device)
+    found = found if isinstance(found, dict) else {}
     server_core = server_core or CORE_VERSION
     agents = []
-    for agent, facts in sorted((found.get("agents") or {}).items()):
+    for agent, facts in sorted(_table(found, "agents").items()):
         if not isinstance(facts, dict):
             continue
         core = facts.get("core_version")
         agents.append({"agent": agent, "last_upload_at": facts.get("last_upload_at"),
-                       "files": int(facts.get("files") or 0), "bytes": int(facts.get("bytes") or 0),
+                       "files": _count(facts.get("files")), "bytes": _count(facts.get("bytes")),
                        "core_version": core, "plugin": facts.get("plugin"), "outdated": outdated(core, server_core)})
     plugins = []
-    for name, facts in sorted((found.get("plugins") or {}).items()):
+    for name, facts in sorted(_table(found, "plugins").items()):
         if not isinstance(facts, dict):
             continue
         core = facts.get("core_version")
