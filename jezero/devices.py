@@ -198,9 +198,13 @@ def rotate(path: Path, name: str, digest: str) -> None:
 
 
 def devices(config: Config) -> list[dict]:
-    """Every device (a client with upload = true): its key digest, sources, inbox connectors and
-    what it has uploaded so far."""
+    """Every device (a client with upload = true): its key digest, sources, inbox connectors, the
+    files in its inbox folder, and what the inbox recorded of its uploads: per agent the last
+    upload, files, bytes, client core and plugin versions, and the plugins seen (`uploads`)."""
+    from jezero.inbox import uploads as upload_facts
+
     inbox = config.inbox_path()
+    recorded = upload_facts.read(inbox)
     found = []
     for client in config.clients:
         if not client.upload:
@@ -224,5 +228,31 @@ def devices(config: Config) -> list[dict]:
             "name": client.name, "key_sha256": client.key_sha256, "sources": list(client.sources),
             "connectors": connectors, "folder": str(inbox / client.name), "files": files, "bytes": size,
             "last_upload_at": datetime.fromtimestamp(newest, timezone.utc).isoformat(timespec="seconds") if newest else None,
+            **upload_facts.device_facts(recorded, client.name),
         })
+    return found
+
+
+def uploads(config: Config, allowed: list[str] | None = None) -> list[dict]:
+    """Each device that is approved or has uploaded, with what the inbox recorded of its uploads
+    (jezero.inbox.uploads): per agent the last upload, files and bytes, core and plugin versions,
+    and the plugins seen, each flagged `outdated` when its core is older than the server's.
+    `allowed`: a key's source globs; a device's agent is listed only when the key may read its
+    inbox source (inbox-<device>-<agent>), and a device only with at least one such agent."""
+    from jezero.config import source_allowed
+    from jezero.inbox import uploads as upload_facts
+
+    data = upload_facts.read(config.inbox_path())
+    approved = {c.name for c in config.clients if c.upload}
+    found = []
+    for name in sorted(approved | set(data["devices"])):
+        facts = upload_facts.device_facts(data, name)
+        for agent in facts["agents"]:
+            agent["source"] = source_name(name, agent["agent"])
+        if allowed is not None:
+            facts["agents"] = [a for a in facts["agents"] if source_allowed(a["source"], allowed)]
+            agents = [a["agent"] for a in facts["agents"]] or list(INBOX_TYPES)
+            if not any(source_allowed(source_name(name, a), allowed) for a in agents):
+                continue
+        found.append({"device": name, "approved": name in approved, **facts})
     return found

@@ -51,6 +51,23 @@ OVERVIEW = {
          "last_run_at": None, "last_success_at": None, "status": "stale",
          "problems": [{"connector": "laptop-inbox", "kind": "stale", "detail": "never run (is the timer running? see `jezero schedule`)"}]},
     ],
+    # A laptop whose Claude Code plugin is current and whose Codex plugin carries an older core,
+    # and a desktop approved but silent so far.
+    "client_core_version": "0.2.0",
+    "devices": [
+        {"device": "anna-laptop", "approved": True,
+         "agents": [
+             {"agent": "claude", "source": "inbox-anna-laptop-claude", "last_upload_at": "2026-03-01T09:40:12Z",
+              "files": 14, "bytes": 2811904, "core_version": "0.2.0", "plugin": "claude/0.1.0", "outdated": False},
+             {"agent": "codex", "source": "inbox-anna-laptop-codex", "last_upload_at": "2026-02-27T17:02:45Z",
+              "files": 3, "bytes": 401233, "core_version": "0.1.0", "plugin": "codex/0.1.0", "outdated": True}],
+         "plugins": [
+             {"plugin": "claude/0.1.0", "core_version": "0.2.0", "last_upload_at": "2026-03-01T09:40:12Z",
+              "outdated": False},
+             {"plugin": "codex/0.1.0", "core_version": "0.1.0", "last_upload_at": "2026-02-27T17:02:45Z",
+              "outdated": True}]},
+        {"device": "build-box", "approved": True, "agents": [], "plugins": []},
+    ],
 }
 
 

@@ -98,8 +98,10 @@ class Device:
         return {**os.environ, "JEZERO_CLIENT_HOME": str(self.home), "CLAUDE_CONFIG_DIR": str(self.claude),
                 "CODEX_HOME": str(self.codex)}
 
-    def client(self, *args: str, python: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run([python or sys.executable, str(CLIENT), *args], capture_output=True, text=True,
+    def client(self, *args: str, python: str | None = None, timeout: float = 120,
+               script: Path = CLIENT) -> subprocess.CompletedProcess:
+        """Run the client core (or `script`, a copy of it, as a plugin carries one)."""
+        return subprocess.run([python or sys.executable, str(script), *args], capture_output=True, text=True,
                               env=self.env(), timeout=timeout)
 
     def copy_samples(self) -> None:

@@ -4,11 +4,13 @@ library: every screen, through the same MCP tools and key as an agent, plus the 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 
 import httpx2
 import pytest
+from device_support import CLIENT, Device
 from jz_support import jezero_command, needs_plugin
 
 from jezero.store import Store
@@ -31,9 +33,11 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """The demo library (as `up --demo` builds it) served by `jezero serve` in a subprocess."""
+    """The demo library (as `up --demo` builds it) served by `jezero serve` in a subprocess, and a
+    laptop that uploads into its inbox from a Claude Code plugin carrying an older client core."""
     from jezero import config as config_mod
     from jezero import up as up_mod
+    from jezero.devices import approve
     from jezero.ingest.runner import run_connectors
 
     folder = tmp_path_factory.mktemp("demo")
@@ -46,6 +50,18 @@ def served(tmp_path_factory):
     with Store(cfg.library_path()) as store:
         store.record_run("broken", error="OSError: the store's folder was unmounted", warnings=[], ok=False)
     port = free_port()
+    laptop = Device(folder / "laptop")
+    made = laptop.client("init", "--server", f"http://127.0.0.1:{port}", "--device", "laptop")
+    assert made.returncode == 0, made.stderr
+    approve(config_path, "laptop", made.stdout.split()[-1])
+    session = laptop.claude / "projects" / "-work-shop" / "0b5e6d1c-0000-4000-8000-000000000001.jsonl"
+    session.parent.mkdir(parents=True)
+    session.write_text('{"type":"user","cwd":"/work/shop"}\n')
+    plugin = folder / "claude-plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "jezero", "version": "0.1.0"}')
+    core = re.sub(r'^CORE_VERSION = "[^"]+"$', 'CORE_VERSION = "0.1.0"', CLIENT.read_text(), flags=re.M)
+    (plugin / "jezero_client.py").write_text(core)
     proc = subprocess.Popen([*jezero_command(), "--config", str(config_path), "serve", "--port", str(port),
                              "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=os.environ)
@@ -59,6 +75,8 @@ def served(tmp_path_factory):
             pass
         assert proc.poll() is None and time.monotonic() < deadline, "jezero serve did not start"
         time.sleep(0.1)
+    uploaded = laptop.client("upload", "--wait", script=plugin / "jezero_client.py")
+    assert uploaded.returncode == 0, uploaded.stderr
     yield url + "/mcp", setup.key
     proc.terminate()
     proc.wait(15)
@@ -99,6 +117,7 @@ async def test_walk_every_screen(served):
         assert "broken" in sources and "FAILING" in sources
         assert {"shop", "billing-api", "infra"} <= set(table_text(app, "#projects").split())
         assert "8 items" in text_of(app, "#totals") and "need attention" in text_of(app, "#totals")
+        assert "1 device(s), 1 of them uploading; 1 OUTDATED" in text_of(app, "#totals")
         assert "Items per day" in text_of(app, "#per-day")
 
         # Search: live as you type, explanation on demand, later one key away, an item in full
@@ -132,6 +151,10 @@ async def test_walk_every_screen(served):
         await until(pilot, lambda: "codex-local" in table_text(app, "#agents"), "agents")
         agents = table_text(app, "#agents")
         assert "server | claude | claude-local" in agents and "FAILING" in agents
+        # ... and the laptop that uploaded through the inbox, its plugin's older core flagged in words
+        laptop = next(line for line in agents.splitlines() if line.startswith("laptop | claude"))
+        assert "inbox-laptop-claude" in laptop and "0.1.0 | claude/0.1.0" in laptop and "OUTDATED" in laptop
+        assert "OUTDATED laptop/claude" in text_of(app, "#agents-note")
 
         # Agent view: what the hooks inject for a project and a first message
         await pilot.press("v")

@@ -66,7 +66,8 @@ def test_agents(snap_compare):
         await pilot.press("a")
         await settle(pilot)
 
-    assert snap_compare(app(), terminal_size=SIZE, run_before=before)
+    # Wider: a device row carries its last upload, core and plugin versions besides the health.
+    assert snap_compare(app(), terminal_size=(150, 32), run_before=before)
 
 
 def test_agent_view(snap_compare):

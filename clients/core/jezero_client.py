@@ -42,13 +42,21 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import urlsplit
 
-VERSION = "0.1.0"
+# The version of this core, sent with every upload (CLIENT_HEADER) so the server's app can flag a
+# device whose plugins carry an older core than the server ships (jezero/client_core.py). Bump it
+# in the commit that changes what a device does: the last number for a fix, the middle one for
+# anything new a device should pick up (a store, a header, a hook), the first one for a change the
+# server and older cores cannot both speak. Never edit it in a copy.
+CORE_VERSION = "0.2.0"
+VERSION = CORE_VERSION
 KEY_PREFIX = "jz_"  # the server's own keys look the same (jezero new-token)
 KEY_BYTES = 32
 # The device name becomes a client name and a source name prefix on the server
 # (inbox-<device>-claude), which must stay within 64 characters.
 DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
 PROJECT_HEADER = "X-Jezero-Project"
+CLIENT_HEADER = "X-Jezero-Client"  # this core's version
+PLUGIN_HEADER = "X-Jezero-Plugin"  # "<agent>/<version>" of the agent plugin this copy belongs to
 # A slow network must not hold an upload forever; a search on the server is bounded far below.
 HTTP_TIMEOUT = 60.0
 STATE_SAVE_EVERY = 20  # files between two saves of the upload state (a crash re-sends at most these)
@@ -142,13 +150,14 @@ def read_key(home: Path) -> str:
 class Connection:
     """One keep-alive HTTP(S) connection to the server, reopened when the server closed it."""
 
-    def __init__(self, server: str, timeout: float = HTTP_TIMEOUT):
+    def __init__(self, server: str, timeout: float = HTTP_TIMEOUT, headers: Optional[Dict[str, str]] = None):
         parts = urlsplit(server)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ClientError(f"server must be an http:// or https:// URL, got {server!r}")
         self.scheme, self.host, self.port = parts.scheme, parts.hostname, parts.port
         self.base = parts.path.rstrip("/")
         self.timeout = timeout
+        self.headers = dict(headers or {})  # sent with every request
         self._conn = None  # type: Optional[http.client.HTTPConnection]
 
     def _open(self) -> http.client.HTTPConnection:
@@ -170,7 +179,7 @@ class Connection:
             try:
                 if hasattr(body, "seek"):
                     body.seek(0)
-                conn.request(method, self.base + path, body=body, headers=headers or {})
+                conn.request(method, self.base + path, body=body, headers={**self.headers, **(headers or {})})
                 resp = conn.getresponse()
                 data = resp.read()
                 found = {k.lower(): v for k, v in resp.getheaders()}
@@ -535,6 +544,31 @@ def _stores_from(args: argparse.Namespace) -> Dict[str, Path]:
     return stores
 
 
+# Where each agent's plugin keeps its manifest, beside its copy of this file.
+PLUGIN_MANIFESTS = (("claude", ".claude-plugin/plugin.json"), ("codex", ".codex-plugin/plugin.json"),
+                    ("gemini", "gemini-extension.json"))
+PLUGIN_ENV = "JEZERO_PLUGIN"  # "<agent>/<version>", for a plugin whose agent has no manifest file
+_PLUGIN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,31}/[0-9A-Za-z][0-9A-Za-z.+-]{0,31}$")
+
+
+def plugin_label() -> Optional[str]:
+    """The "<agent>/<version>" of the agent plugin running this copy of the core (from its
+    manifest beside this file, or $JEZERO_PLUGIN), None when the core runs on its own."""
+    label = os.environ.get(PLUGIN_ENV, "").strip()
+    if not label:
+        here = Path(os.path.abspath(__file__)).parent
+        for agent, manifest in PLUGIN_MANIFESTS:
+            try:
+                version = json.loads((here / manifest).read_text(encoding="utf-8")).get("version")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if not isinstance(version, str):
+                continue
+            label = "{}/{}".format(agent, version)
+            break
+    return label if _PLUGIN.match(label) else None
+
+
 def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
     """Send every accepted file whose size or modification time changed since it was last sent."""
     key = client.key()
@@ -542,7 +576,11 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
     files = state["files"]
     summary = {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "sent": 0, "unchanged": 0, "refused": 0, "bytes": 0,
                "error": None}
-    conn = Connection(client.server)
+    versions = {CLIENT_HEADER: CORE_VERSION}  # on every upload: the server records them per device
+    plugin = plugin_label()
+    if plugin:
+        versions[PLUGIN_HEADER] = plugin
+    conn = Connection(client.server, headers=versions)
     pending = 0
     try:
         for agent, root in sorted(stores.items()):

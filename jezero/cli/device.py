@@ -64,7 +64,7 @@ def approve(
 def list_devices(
     json_out: Annotated[Optional[bool], typer.Option("--json/--pretty", help="JSON (the default when not on a terminal) or a table.")] = None,
 ) -> None:
-    """The approved devices: key digest, inbox connectors, files uploaded and when last."""
+    """The approved devices: key digest, inbox connectors, files uploaded and when last; per agent, the client core and plugin versions it sent, flagged OUTDATED when older than this server's core."""
     from jezero.devices import devices
 
     found = devices(load_config())
@@ -82,6 +82,32 @@ def list_devices(
         connectors = ", ".join(f"{c['name']}{'' if c['enabled'] else ' (disabled)'}" for c in d["connectors"]) or "-"
         table.add_row(d["name"], d["key_sha256"][:12] + "…", connectors, str(d["files"]), d["last_upload_at"] or "-")
     out.print(table)
+    out.print(uploads_table(found))
+
+
+def uploads_table(found: list[dict]):
+    """Per device and agent: the last upload and the versions it came with, in words."""
+    from rich.table import Table
+
+    from jezero.inbox.uploads import server_core_version
+
+    ours = server_core_version()
+    table = Table("device", "agent", "last upload", "files", "bytes", "core", "plugin", "state",
+                  title=f"uploads (this server ships client core {ours})")
+    for d in found:
+        if not d["agents"]:
+            table.add_row(d["name"], "-", "never", "0", "0", "-", "-", "no upload yet")
+        for a in d["agents"]:
+            state = (f"OUTDATED: core {a['core_version'] or 'not sent'}, older than {ours}" if a["outdated"]
+                     else "current")
+            table.add_row(d["name"], a["agent"], a["last_upload_at"] or "-", str(a["files"]), str(a["bytes"]),
+                          a["core_version"] or "-", a["plugin"] or "-", state)
+        shown = {a["plugin"] for a in d["agents"] if a["outdated"]}
+        for plugin in d["plugins"]:
+            if plugin["outdated"] and plugin["plugin"] not in shown:
+                table.add_row(d["name"], "", "", "", "", plugin["core_version"] or "-", plugin["plugin"],
+                              f"OUTDATED plugin: update {plugin['plugin'].partition('/')[0]}'s Jezero plugin")
+    return table
 
 
 @device_app.command("revoke")

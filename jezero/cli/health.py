@@ -22,7 +22,7 @@ def health(
 ) -> None:
     """Flag failing connectors, stale ones (no success for a few intervals) and held warnings.
 
-    Exit code 0 when every enabled connector is healthy, 1 when something is flagged, 2 when the config cannot be read. Meant for a timer or a monitoring agent; see `jezero schedule`.
+    Exit code 0 when every enabled connector is healthy, 1 when something is flagged, 2 when the config cannot be read. Meant for a timer or a monitoring agent; see `jezero schedule`. Devices whose client core is older than this server's are listed as OUTDATED, for the admin to update their plugins; that alone is not a problem (no exit code, no webhook).
     """
     from jezero import config as config_mod
     from jezero.monitor import alerts
@@ -33,6 +33,9 @@ def health(
         fail("no [[connectors]] in the config: nothing to check", 2)
     report = check_library(cfg, stale_factor=stale_factor)
     result: dict = report.as_dict()
+    devices = _devices(cfg)
+    if devices is not None:
+        result["devices"], result["client_core_version"] = devices
     if webhook:
         url = config_mod.lookup_env(alerts.WEBHOOK_ENV)
         if not url:
@@ -45,6 +48,8 @@ def health(
         print_json(result)
     else:
         _print(report)
+        if devices is not None:
+            _print_outdated(*devices)
         if webhook and result["webhook"]["posted"]:
             err.print(f"webhook: {result['webhook']['posted']} posted", markup=False)
     for what in ("webhook", "ping"):
@@ -63,6 +68,25 @@ def _print(report) -> None:
             out.print(f"         {p.kind}: {p.detail}", markup=False)
     n = len(report.problems)
     out.print("all connectors healthy" if not n else f"{n} problem(s)", markup=False)
+
+
+def _devices(cfg) -> tuple[list[dict], str] | None:
+    """The devices that upload and the core this server ships; None when there are none. An
+    outdated plugin is work for the admin, not an outage, so it never counts as a problem."""
+    from jezero.devices import uploads
+    from jezero.inbox.uploads import server_core_version
+
+    found = uploads(cfg)
+    return (found, server_core_version()) if found else None
+
+
+def _print_outdated(found: list[dict], ours: str) -> None:
+    for d in found:
+        for a in d["agents"]:
+            if a["outdated"]:
+                plugin = f", plugin {a['plugin']}" if a["plugin"] else ""
+                out.print(f"OUTDATED {d['device']}/{a['agent']}: last upload came with core "
+                          f"{a['core_version'] or '(not sent)'}{plugin}, older than this server's {ours}", markup=False)
 
 
 class Platform(str, Enum):

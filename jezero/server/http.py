@@ -1,8 +1,9 @@
 """One ASGI app for everything served over HTTP:
 
 - /mcp                MCP over streamable HTTP; every request carries a client key
-- GET /api/v1/overview counts per source, project and day for the app's home screen, and the
-                       health of each configured connector, for any valid key and only its
+- GET /api/v1/overview counts per source, project and day for the app's home screen, the
+                       health of each configured connector and the devices that upload (last
+                       upload, client core and plugin versions), for any valid key and only its
                        sources (kept out of MCP so agents do not get a sixth tool to choose from)
 - GET /health          no key, no data: status and version, for monitors
 - PUT /inbox/v1/...    a device uploads a session file, for keys with upload = true
@@ -34,9 +35,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from jezero import __version__
+from jezero import __version__, devices
 from jezero import query as q
 from jezero.config import Config
+from jezero.inbox.uploads import server_core_version
 from jezero.server.clients import POLL_SECONDS, ClientRegistry
 from jezero.server.inbox import add_inbox_route
 from jezero.server.library import ConnectionMode, Library
@@ -181,9 +183,13 @@ def _overview(library: Library, allowed: list[str], days: int, config: Config) -
         with library.reader() as conn:
             data = q.overview(conn, allowed=allowed, days=days)
             data["connectors"] = _connector_health(conn, allowed, config)
-            return data
     except StoreError:
         raise LookupError("the library does not exist yet on the server: nothing has been ingested") from None
+    # The devices that upload, limited like the items to the inbox sources this key may read,
+    # and the client core this server ships, which their cores are compared with.
+    data["devices"] = devices.uploads(config, allowed)
+    data["client_core_version"] = server_core_version()
+    return data
 
 
 def _connector_health(conn, allowed: list[str], config: Config) -> list[dict[str, Any]]:

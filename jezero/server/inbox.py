@@ -10,6 +10,11 @@ so no path can name another device. The path must be a session file of the agent
 An optional `X-Jezero-Project` header carries the project the device resolved for the session
 (the client core runs the same project rules as the server); it is kept beside the file and
 beats the summarizer's guess when the session is ingested.
+
+`X-Jezero-Client` (the client core's version) and `X-Jezero-Plugin` (`<agent>/<version>` of the
+plugin that sent it) are recorded with every accepted upload, per device and agent, in the inbox's
+own record (jezero.inbox.uploads), for the app's Agents screen and `jezero device list`. They
+never refuse an upload: a malformed one is logged and left out.
 """
 
 from __future__ import annotations
@@ -23,12 +28,15 @@ from starlette.responses import JSONResponse, Response
 
 from jezero.inbox.folder import DeviceFolder, Stored, check_project
 from jezero.inbox.layouts import Refused, check_path
+from jezero.inbox.uploads import Received, clean_plugin, clean_version, record
 from jezero.server.clients import ClientRegistry
 
 log = logging.getLogger("jezero.server")
 
 PREFIX = "/inbox/v1/"
 PROJECT_HEADER = "x-jezero-project"
+CLIENT_HEADER = "x-jezero-client"
+PLUGIN_HEADER = "x-jezero-plugin"
 # What a device may send: the files are JSON lines, JSON or zstd; anything else is a mistake.
 CONTENT_TYPES = {"application/octet-stream", "application/x-ndjson", "application/jsonl", "application/json",
                  "application/zstd"}
@@ -132,6 +140,12 @@ async def _upload(request: Request, registry: ClientRegistry) -> Response:
         raise
     if project is not None:
         await anyio.to_thread.run_sync(folder.write_hint, agent, parts, project)
+    received = Received(client.name, agent, stored.changed, stored.bytes,
+                        clean_version(request.headers.get(CLIENT_HEADER)), clean_plugin(request.headers.get(PLUGIN_HEADER)))
+    try:
+        await anyio.to_thread.run_sync(record, folder.inbox, received)
+    except (OSError, TimeoutError) as e:  # the file is stored; only the facts about it are missing
+        log.warning("inbox: could not record the upload of %s in %s: %s", client.name, folder.inbox, e)
     relative = "/".join([agent, *parts])
     if stored.changed:
         log.info("inbox: %s stored %s (%d bytes)", client.name, relative, stored.bytes)

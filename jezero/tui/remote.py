@@ -34,8 +34,18 @@ class AgentRow:
     last_run_at: str | None
     last_success_at: str | None
     status: str  # ok, warning, failing, stale, disabled, or "" when unknown
-    core_version: str | None = None  # the client core of a device's plugin, once devices upload
-    outdated_plugins: tuple[str, ...] = ()
+    core_version: str | None = None  # the client core a device sent with its last upload
+    outdated_plugins: tuple[str, ...] = ()  # "<agent>/<version>" of the device's plugins with an older core
+    plugin: str | None = None  # "<agent>/<version>" of the plugin that sent the last upload
+    last_upload_at: str | None = None
+    outdated: bool = False  # the core of its last upload is older than the server's (or was not sent)
+    uploaded: bool = True  # False: an approved device that has not uploaded yet
+
+
+@dataclass
+class Agents:
+    rows: list[AgentRow]
+    client_core_version: str | None  # the core the server ships: a device's older core is outdated
 
 
 class Remote:
@@ -96,22 +106,48 @@ class Remote:
             raise RemoteError(f"overview: HTTP {resp.status_code} {detail}".strip())
         return resp.json()
 
-    async def agents(self) -> list[AgentRow]:
-        """Who brings items in. Today the server's own connectors, from the overview (their
-        type, items, last item, last run and health). Devices that upload through the inbox
-        will add rows here, with their client core version and plugin versions."""
+    async def agents(self) -> Agents:
+        """Who brings items in, from the overview, and the client core version the server ships.
+        First each device and agent that uploads through the inbox (last upload, the core and
+        plugin versions it sent, its inbox source's items and connector health), then the
+        server's own connectors, then sources whose connector is no longer configured."""
         data = await self.overview()
         sources = {s["name"]: s for s in data.get("sources", [])}
+        connectors = {c["name"]: c for c in data.get("connectors", [])}
         rows = []
-        for c in data.get("connectors", []):
-            s = sources.get(c["name"], {})
-            rows.append(AgentRow("server", c["type"], c["name"], s.get("items", 0), s.get("last_at"),
+        for d in data.get("devices", []):
+            rows += _device_rows(d, sources, connectors)
+        for name, c in connectors.items():
+            if any(r.source == name for r in rows):
+                continue
+            s = sources.get(name, {})
+            rows.append(AgentRow("server", c["type"], name, s.get("items", 0), s.get("last_at"),
                                  c.get("last_run_at"), c.get("last_success_at"), c.get("status", "")))
         known = {r.source for r in rows}
         for name, s in sources.items():  # items from a source no longer configured
             if name not in known:
                 rows.append(AgentRow("?", "?", name, s.get("items", 0), s.get("last_at"), None, None, ""))
-        return rows
+        return Agents(rows, data.get("client_core_version"))
+
+
+def _device_rows(device: dict[str, Any], sources: dict[str, Any], connectors: dict[str, Any]) -> list[AgentRow]:
+    """One row per agent a device uploads for. An outdated plugin is shown on the row of the agent
+    it serves (plugin "codex/0.1.0" on the codex row), else on the device's first row."""
+    agents = device.get("agents", [])
+    if not agents:
+        return [AgentRow(device["device"], "-", "-", 0, None, None, None, "", uploaded=False)]
+    names = {a["agent"] for a in agents}
+    late = [p for p in device.get("plugins", []) if p.get("outdated")]
+    rows = []
+    for i, a in enumerate(agents):
+        s, c = sources.get(a["source"], {}), connectors.get(a["source"], {})
+        mine = tuple(p["plugin"] for p in late if p["plugin"].partition("/")[0] == a["agent"]
+                     or (i == 0 and p["plugin"].partition("/")[0] not in names))
+        rows.append(AgentRow(device["device"], a["agent"], a["source"], s.get("items", 0), s.get("last_at"),
+                             c.get("last_run_at"), c.get("last_success_at"), c.get("status", ""),
+                             core_version=a.get("core_version"), outdated_plugins=mine, plugin=a.get("plugin"),
+                             last_upload_at=a.get("last_upload_at"), outdated=bool(a.get("outdated"))))
+    return rows
 
 
 def _reason(e: BaseException, url: str) -> str:

@@ -58,7 +58,8 @@ class HomeScreen(Base):
         problems = sum(1 for c in health.values() if c.get("status") not in ("ok", "disabled"))
         self.query_one("#totals", Plain).show(
             f"{data.get('total', 0)} items, {data.get('recent', 0)} in the last {data.get('days')} days; "
-            + (f"{problems} source(s) need attention" if problems else "every source healthy"))
+            + (f"{problems} source(s) need attention" if problems else "every source healthy")
+            + _devices_line(data.get("devices") or []))
         sources = self.query_one("#sources", DataTable)
         sources.clear()
         seen = set()
@@ -90,6 +91,17 @@ class HomeScreen(Base):
 def _fit(table: DataTable) -> None:
     """As tall as its rows: a home screen of short tables, no scrolling inside each."""
     table.styles.height = table.row_count + 1
+
+
+def _devices_line(devices: list[dict[str, Any]]) -> str:
+    """How many devices upload and how many carry an older client core (details on Agents)."""
+    if not devices:
+        return ""
+    late = sum(1 for d in devices if any(a.get("outdated") for a in d.get("agents", []))
+               or any(p.get("outdated") for p in d.get("plugins", [])))
+    uploading = sum(1 for d in devices if d.get("agents"))
+    return (f"\n{len(devices)} device(s), {uploading} of them uploading; "
+            + (f"{late} OUTDATED (see Agents)" if late else "every client core current"))
 
 
 def _first_problem(c: dict[str, Any]) -> str:
