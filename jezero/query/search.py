@@ -10,7 +10,7 @@ from datetime import datetime
 import apsw
 
 from jezero.config import SearchConfig
-from jezero.query import bm25, rare, stats
+from jezero.query import bm25, engines, rare, stats
 from jezero.query.common import (
     HIT_FIELDS,
     LATER_DEFAULT_LIMIT,
@@ -157,11 +157,16 @@ def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now,
     index = stats.index_stats(conn)
     if index.rows == 0:
         return []
-    kept, floored = stats.classify(conn, index, terms) if prune else (terms, [])
+    # Seam (issue 13): the candidate pool from the configured index engine; None means FTS5's
+    # path below. The engine applies the filters before its cut; floored words need no care there.
+    picked = engines.pool(conn, options.engine, terms, filters, pool) if prune else None
+    kept, floored = stats.classify(conn, index, terms) if prune and picked is None else (terms, [])
     candidates: list[_Candidate] = []
     complete = False
     parts = None
-    if kept and prune:
+    if picked is not None:
+        parts = [_Candidate(i, -relevance, at, options.engine, kept) for i, relevance, at in picked], True
+    elif kept and prune:
         try:
             parts = _in_parts(conn, index, kept, filters, tokenizer, pool, limit, now,
                               options.recency_half_life_days, weight)

@@ -1,0 +1,141 @@
+"""Search index engines: what finds search()'s candidate pool.
+
+The library's own FTS5 table is the built-in engine ("fts5", the default, registered by this
+module as a plugin): search.py's path. Another engine is a plugin (`register_index_engines`)
+that keeps a derived index beside the library file and answers with the `candidate_pool` best
+matches for the query terms, after the same filters. search() then applies the same recency
+re-rank, `later` and hit fields to them, whatever the engine.
+
+A derived index must never answer from a state the library did not have. The library keeps a
+change log (`item_changes`: the latest change number of each item written or deleted, in the
+same transaction as the write); an engine records the last number it applied, and before it
+answers it checks that number against the library's. Behind, it catches up first; if it cannot
+(another process holds its writer, or too much is missing for a reader to do inline), it
+returns None and FTS5 answers this query.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import apsw
+
+from jezero import hookimpl
+
+log = logging.getLogger(__name__)
+
+BUILTIN = "fts5"
+
+
+@dataclass(frozen=True)
+class Head:
+    """Where the library stands: which library, and its last change number."""
+
+    library: str
+    seq: int
+
+
+@dataclass(frozen=True)
+class Request:
+    """What an engine must answer: the query's terms (jezero.query.terms.Term: `text` as written,
+    quoted phrases without quotes) and the filters that apply before the cut."""
+
+    terms: tuple
+    sources: tuple[str, ...] | None  # None: every source
+    source: str | None
+    project: str | None
+    since: str | None  # stored UTC text, inclusive
+    pool: int
+
+
+class IndexEngine(Protocol):
+    def candidates(self, conn: apsw.Connection, request: Request) -> list[tuple[int, float, str]] | None:
+        """(item id, relevance, occurred_at) of the `pool` best matches, best first; None when the
+        engine cannot answer from the library's current state (FTS5 answers instead)."""
+
+    def catch_up(self, rebuild: bool = False) -> int:
+        """Apply the library's changes the index lacks (everything when `rebuild`); the number of
+        items written to the index."""
+
+
+@hookimpl(trylast=True)
+def register_index_engines(register):
+    # The library's own FTS5 table: nothing to open, search.py ranks with it.
+    register(BUILTIN, None, description="SQLite FTS5 inside the library file (built in, the default)")
+
+
+def library_head(conn: apsw.Connection) -> Head | None:
+    """The library's identity and last change number, as `conn` sees it; None for a library
+    without a change log (a schema older than the log)."""
+    try:
+        row = conn.execute(
+            "SELECT (SELECT value FROM meta WHERE key = 'library_id'), "
+            "(SELECT coalesce(max(seq), 0) FROM item_changes)").fetchone()
+    except apsw.SQLError:
+        return None
+    return Head(row[0], row[1]) if row and row[0] else None
+
+
+_lock = threading.Lock()
+_open: dict[tuple[str, str], IndexEngine] = {}
+_warned: set[str] = set()
+
+
+def engine_for(name: str, library: str | Path) -> IndexEngine | None:
+    """The engine `name` for the library file at `library`, opened once per process; None for
+    FTS5 (the built-in path) and, with a logged warning once, for a name no plugin registered."""
+    if not name or name == BUILTIN:
+        return None
+    key = (name, str(Path(library).resolve()))
+    with _lock:
+        engine = _open.get(key)
+        if engine is not None:
+            return engine
+        from jezero import plugins
+
+        kind = plugins.index_engines().get(name)
+        if kind is None or kind.open is None:
+            if name not in _warned:
+                _warned.add(name)
+                log.warning("search.engine = %r: no installed plugin gives that engine; searching with fts5", name)
+            return None
+        engine = _open[key] = kind.open(Path(key[1]))
+        return engine
+
+
+def forget() -> None:
+    """Drop the opened engines (tests; after a library file was replaced)."""
+    with _lock:
+        _open.clear()
+
+
+def pool(conn: apsw.Connection, engine: str, terms, filters, size: int) -> list[tuple[int, float, str]] | None:
+    """search()'s seam: the candidate pool from the configured engine, or None for FTS5."""
+    if not engine or engine == BUILTIN:
+        return None
+    filename = getattr(conn, "filename", "") or ""
+    if not filename:
+        return None
+    found = engine_for(engine, filename)
+    if found is None:
+        return None
+    request = Request(tuple(terms), tuple(filters.sources) if filters.sources is not None else None,
+                      filters.source, filters.project, filters.since, size)
+    try:
+        return found.candidates(conn, request)
+    except Exception:  # a broken derived index must not cost the answer: FTS5 still has it
+        log.exception("search engine %r failed; this query is answered by fts5", engine)
+        return None
+
+
+def sync(engine: str, library: str | Path, *, rebuild: bool = False) -> int | None:
+    """Bring the engine's index in step with the library (the writer calls this after a run;
+    `jezero reindex` with rebuild). None when the engine is FTS5, which is always in step."""
+    found = engine_for(engine, library)
+    if found is None:
+        return None
+    return found.catch_up(rebuild=rebuild)

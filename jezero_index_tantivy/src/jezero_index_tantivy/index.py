@@ -1,0 +1,316 @@
+"""The tantivy index beside a library: its schema, how an item becomes a document, how the index
+catches up with the library's change log, and how a query becomes a tantivy query.
+
+Why tantivy answers faster than FTS5 here: its words field has short posting lists with
+block-max scores, so the top matches are found without scoring every row a frequent word
+matches; FTS5 scores every match before its LIMIT, and its trigram lists are long.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import unicodedata
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import apsw
+import tantivy
+
+from jezero.query.engines import Head, Request, library_head
+from jezero.store import FTS_COLUMNS, fts_row, open_readonly
+
+log = logging.getLogger(__name__)
+
+# Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
+FORMAT = 1
+# FTS5's column weights (bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5)), one words field per column.
+WEIGHTS = {"title": 2.0, "summary": 1.0, "questions": 1.5, "atoms": 1.5, "project": 0.5}
+# A term none of whose words the index holds whole (a fragment such as `migrat`, part of an
+# identifier) is looked up in the trigram field instead, as FTS5's trigram index would find it.
+FRAGMENT_WEIGHT = 1.0
+# A reader catches up inline with at most this many changes; past that it leaves the work to the
+# writer (`jezero run` syncs after writing, `jezero reindex` rebuilds) and FTS5 answers meanwhile.
+READER_CATCH_UP = 2000
+WRITER_HEAP = 64_000_000  # bytes, split over the writer's threads
+SPACE = "\u2581"  # stands for white space inside a trigram (the field's tokenizer splits on spaces)
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+_WORDS = "jz_words"
+
+
+def folder_for(library: Path) -> Path:
+    return library.with_name(f"{library.name}.tantivy-{FORMAT}")
+
+
+def _schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    b.add_unsigned_field("id", indexed=True, fast=True)
+    b.add_integer_field("at", indexed=True, fast=True)  # occurred_at, microseconds since 1970
+    b.add_text_field("f_source", tokenizer_name="raw", index_option="basic")
+    b.add_text_field("f_project", tokenizer_name="raw", index_option="basic")
+    for col in FTS_COLUMNS:
+        b.add_text_field(f"w_{col}", tokenizer_name=_WORDS, index_option="position")
+    b.add_text_field("tri", tokenizer_name="whitespace", index_option="position")
+    b.add_text_field("kind", tokenizer_name="raw", index_option="basic")  # "state": the one state document
+    b.add_text_field("state", stored=True)
+    return b.build()
+
+
+def _words_analyzer() -> tantivy.TextAnalyzer:
+    # Words split on anything not a letter or digit (so `src/order_cache.py` is four words, and a
+    # query for it a phrase of them), lowercased, accents folded as FTS5's remove_diacritics does.
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
+            .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.ascii_fold()).build())
+
+
+def fold(text: str) -> str:
+    """Lowercase without accents, white space runs as one SPACE: what the trigram field holds."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return SPACE.join(bare.split())
+
+
+def trigrams(text: str) -> list[str]:
+    s = fold(text)
+    return [s[i:i + 3] for i in range(len(s) - 2)]
+
+
+def micros(stored: str) -> int:
+    dt = datetime.fromisoformat(stored.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return (dt - EPOCH) // timedelta(microseconds=1)
+
+
+def stored_time(us: int) -> str:
+    dt = EPOCH + timedelta(microseconds=us)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+_ITEM_SQL = "SELECT id, source, project, occurred_at, title, summary, questions, atoms FROM items"
+
+
+def _document(row) -> tantivy.Document:
+    item_id, source, project, occurred_at, title, summary, questions, atoms = row
+    columns = fts_row(title, summary, json.loads(questions), json.loads(atoms), project)
+    doc = tantivy.Document()
+    doc.add_unsigned("id", item_id)
+    doc.add_integer("at", micros(occurred_at))
+    doc.add_text("f_source", source)
+    if project:
+        doc.add_text("f_project", project)
+    for col, text in zip(FTS_COLUMNS, columns):
+        if text:
+            doc.add_text(f"w_{col}", text)
+    grams = []
+    for text in columns:
+        if text:
+            grams += trigrams(text)
+            grams.append(SPACE * 3)  # no phrase runs from one column into the next
+    doc.add_text("tri", " ".join(grams))
+    return doc
+
+
+class TantivyIndex:
+    """The derived index of one library file. Thread-safe; one per library per process."""
+
+    def __init__(self, library: Path):
+        self.library = Path(library)
+        self.folder = folder_for(self.library)
+        self.schema = _schema()
+        self.words = _words_analyzer()
+        self._lock = threading.Lock()
+        self._index: tantivy.Index | None = None
+        self._searcher = None
+        self._applied: Head | None = None
+
+    # -- keeping in step -------------------------------------------------------------------------
+
+    def _open(self, create: bool) -> tantivy.Index | None:
+        if self._index is None:
+            if not (self.folder / "meta.json").exists():
+                if not create:
+                    return None
+                self.folder.mkdir(parents=True, exist_ok=True)
+            self._index = tantivy.Index(self.schema, path=str(self.folder), reuse=True)
+            self._index.register_tokenizer(_WORDS, self.words)
+        return self._index
+
+    def _refresh(self) -> None:
+        """Take the index's latest commit and the change number it records."""
+        index = self._index
+        index.reload()
+        searcher = index.searcher()
+        applied = None
+        hits = searcher.search(tantivy.Query.term_query(self.schema, "kind", "state"), limit=1, count=False).hits
+        if hits:
+            state = json.loads(searcher.doc(hits[0][1])["state"][0])
+            applied = Head(state["library"], state["seq"])
+        self._searcher, self._applied = searcher, applied
+
+    def _current(self):
+        if self._searcher is None and self._open(create=False) is not None:
+            self._refresh()
+        return self._searcher, self._applied
+
+    def catch_up(self, rebuild: bool = False, limit: int | None = None) -> int:
+        """Apply the library's changes the index lacks, in one tantivy commit that also records
+        the change number reached (so the commit and its number cannot part). Rebuilds from
+        every item when asked, when the index is new, or when it was built from another library
+        (or from a later state: a library restored from a copy). Returns the items written, or -1
+        when more than `limit` would be needed. Raises ValueError when another process holds the
+        index's writer."""
+        with self._lock:
+            index = self._open(create=True)
+            if self._searcher is None:
+                self._refresh()
+            conn = open_readonly(self.library)
+            try:
+                conn.execute("BEGIN")  # one snapshot: the changes, the items and the head agree
+                head = library_head(conn)
+                if head is None:
+                    raise ValueError(f"{self.library} has no change log: open it with `jezero init` to upgrade it")
+                applied = self._applied
+                full = rebuild or applied is None or applied.library != head.library or applied.seq > head.seq
+                if not full and applied.seq == head.seq:
+                    return 0
+                if full:
+                    count = conn.execute("SELECT count(*) FROM items").fetchone()[0]
+                    changed = None
+                else:
+                    changed = [r[0] for r in conn.execute(
+                        "SELECT item_id FROM item_changes WHERE seq > ? ORDER BY seq", (applied.seq,))]
+                    count = len(changed)
+                if limit is not None and count > limit:
+                    return -1
+                writer = index.writer(heap_size=WRITER_HEAP, num_threads=0 if full else 1)
+                try:
+                    written = 0
+                    if full:
+                        writer.delete_all_documents()
+                        for row in conn.execute(_ITEM_SQL):
+                            writer.add_document(_document(row))
+                            written += 1
+                    else:
+                        for item_id in changed:
+                            writer.delete_documents_by_term("id", item_id)
+                            row = conn.execute(f"{_ITEM_SQL} WHERE id = ?", (item_id,)).fetchone()
+                            if row is not None:
+                                writer.add_document(_document(row))
+                                written += 1
+                    writer.delete_documents_by_term("kind", "state")
+                    state = tantivy.Document()
+                    state.add_text("kind", "state")
+                    state.add_text("state", json.dumps({"library": head.library, "seq": head.seq}))
+                    writer.add_document(state)
+                    writer.commit()
+                    writer.wait_merging_threads()
+                except BaseException:
+                    writer.rollback()
+                    raise
+            finally:
+                try:
+                    conn.execute("COMMIT")
+                finally:
+                    conn.close()
+            self._refresh()
+            return written
+
+    def _in_step(self, head: Head):
+        """A searcher whose state is the library's `head` or later, catching up when it lags;
+        None when that cannot be had now."""
+        searcher, applied = self._current()
+        if applied is not None and applied.library == head.library and applied.seq >= head.seq:
+            return searcher
+        if self._index is not None:
+            with self._lock:
+                self._refresh()  # another process may have caught up already
+            searcher, applied = self._current()
+            if applied is not None and applied.library == head.library and applied.seq >= head.seq:
+                return searcher
+        try:
+            if self.catch_up(limit=READER_CATCH_UP) < 0:
+                log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile", self.folder)
+                return None
+        except ValueError as e:  # another process holds the writer: it is catching up
+            log.info("tantivy index busy (%s); fts5 answers this query", e)
+            return None
+        searcher, applied = self._current()
+        if applied is not None and applied.library == head.library and applied.seq >= head.seq:
+            return searcher
+        return None
+
+    # -- answering -------------------------------------------------------------------------------
+
+    def candidates(self, conn: apsw.Connection, request: Request) -> list[tuple[int, float, str]] | None:
+        head = library_head(conn)
+        if head is None:
+            return None
+        searcher = self._in_step(head)
+        if searcher is None:
+            return None
+        query = self._query(searcher, request)
+        if query is None:
+            return []
+        hits = searcher.search(query, limit=request.pool, count=False).hits
+        if not hits:
+            return []
+        addresses = [a for _, a in hits]
+        ids = searcher.fast_field_values("id", addresses)
+        ats = searcher.fast_field_values("at", addresses)
+        return [(i, score, stored_time(at)) for (score, _), i, at in zip(hits, ids, ats)]
+
+    def _query(self, searcher, request: Request):
+        clauses = []
+        for term in request.terms:
+            q = self._term_query(searcher, term.text)
+            if q is not None:
+                clauses.append((tantivy.Occur.Should, q))
+        if not clauses:
+            return None
+        text = tantivy.Query.boolean_query(clauses)
+        filters = self._filters(request)
+        if not filters:
+            return text
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, text)] + [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
+                                            for f in filters])
+
+    def _term_query(self, searcher, text: str):
+        """One term: its words in each column, weighted as FTS5 weighs the columns; a term whose
+        words the index does not hold whole, through the trigram field (a substring match)."""
+        words = self.words.analyze(text)
+        if words:
+            columns = []
+            for col in FTS_COLUMNS:
+                field = f"w_{col}"
+                if all(searcher.doc_freq(field, w) for w in words):
+                    q = (tantivy.Query.term_query(self.schema, field, words[0]) if len(words) == 1
+                         else tantivy.Query.phrase_query(self.schema, field, words))
+                    columns.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, WEIGHTS[col])))
+            if columns:
+                return columns[0][1] if len(columns) == 1 else tantivy.Query.boolean_query(columns)
+        grams = trigrams(text)
+        if not grams:
+            return None
+        if any(not searcher.doc_freq("tri", g) for g in set(grams)):
+            return None
+        q = (tantivy.Query.term_query(self.schema, "tri", grams[0]) if len(grams) == 1
+             else tantivy.Query.phrase_query(self.schema, "tri", grams))
+        return tantivy.Query.boost_query(q, FRAGMENT_WEIGHT)
+
+    def _filters(self, request: Request) -> list:
+        out = []
+        if request.sources is not None:
+            out.append(tantivy.Query.term_set_query(self.schema, "f_source", list(request.sources))
+                       if request.sources else tantivy.Query.empty_query())
+        if request.source is not None:
+            out.append(tantivy.Query.term_query(self.schema, "f_source", request.source))
+        if request.project is not None:
+            out.append(tantivy.Query.term_query(self.schema, "f_project", request.project))
+        if request.since is not None:
+            out.append(tantivy.Query.range_query(self.schema, "at", tantivy.FieldType.Integer,
+                                                 lower_bound=micros(request.since)))
+        return out
