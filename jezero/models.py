@@ -177,7 +177,7 @@ class SummarizerType:
 @dataclass
 class IndexEngineType:
     name: str
-    open: Any  # Callable[[pathlib.Path], jezero.query.engines.IndexEngine]; None for the built-in fts5
+    open: Any  # Callable[[pathlib.Path], jezero.store.engines.IndexEngine]; None for the built-in fts5
     description: str = ""
     plugin: str | None = None
 

@@ -29,7 +29,7 @@ BUILTIN_PLUGINS = (
     "jezero.ingest.projects",
     "jezero.ingest.projects:Fallbacks",
     "jezero.ingest.planned",
-    "jezero.query.engines",
+    "jezero.store.engines",
 )
 
 

@@ -41,7 +41,7 @@ def _register() -> None:
     # Imported for their side effect of adding commands; order is the order in --help.
     import importlib
 
-    for name in ("up", "admin", "ingest", "query", "serve"):
+    for name in ("up", "admin", "ingest", "query", "index", "serve"):
         try:
             importlib.import_module(f"jezero.cli.{name}")
         except ModuleNotFoundError as e:

@@ -98,7 +98,21 @@ def run_connectors(
             written = sum(r.items_written for r in reports)
             if written:
                 store.tidy_index(written)
+                _sync_engine(config, store)
             return reports
+
+
+def _sync_engine(config, store: Store) -> None:
+    """Bring the configured search index engine's index in step with what this run wrote, so
+    readers need not catch up themselves. A failure here loses nothing: readers catch up, or
+    FTS5 answers, and `jezero reindex` rebuilds."""
+    from jezero.store import engines
+
+    try:
+        engines.sync(config.search.engine, store.path)
+    except Exception as e:
+        log.warning("search engine %s: could not update its index (%s); `jezero reindex` rebuilds it",
+                    config.search.engine, e)
 
 
 def _record(store: Store, report: RunReport) -> None:

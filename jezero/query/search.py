@@ -10,7 +10,7 @@ from datetime import datetime
 import apsw
 
 from jezero.config import SearchConfig
-from jezero.query import bm25, engines, rare, stats
+from jezero.query import bm25, rare, stats
 from jezero.query.common import (
     HIT_FIELDS,
     LATER_DEFAULT_LIMIT,
@@ -27,7 +27,7 @@ from jezero.query.common import (
 )
 from jezero.query.errors import ItemNotFound, QueryError
 from jezero.query.terms import Term, parse_terms, split_tokenizer
-from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS
+from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS, engines
 
 # later(): how many subject hits to look at, and the share of the best relevance a hit needs to
 # count as on the same subject (terms are OR-ed, so one shared common word is enough to match).

@@ -97,7 +97,7 @@ def _v4(db, tokenizer: str) -> None:
 
 
 def _v7(db, tokenizer: str) -> None:
-    """A change log for derived search indexes (jezero.query.engines): each item written or
+    """A change log for derived search indexes (jezero.store.engines): each item written or
     deleted gets the next change number, in the same transaction as the write. An index beside
     the library records the last number it applied and catches up from there, so it can never
     answer from a state the library did not have. One row per item (the latest change), so the

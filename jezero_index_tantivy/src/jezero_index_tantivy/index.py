@@ -18,7 +18,7 @@ from pathlib import Path
 import apsw
 import tantivy
 
-from jezero.query.engines import Head, Request, library_head
+from jezero.store.engines import Head, Request, library_head
 from jezero.store import FTS_COLUMNS, fts_row, open_readonly
 
 log = logging.getLogger(__name__)
@@ -195,7 +195,8 @@ class TantivyIndex:
                             written += 1
                     else:
                         for item_id in changed:
-                            writer.delete_documents_by_term("id", item_id)
+                            # (by query: a term of a Python int is taken as signed, and misses)
+                            writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "id", item_id))
                             row = conn.execute(f"{_ITEM_SQL} WHERE id = ?", (item_id,)).fetchone()
                             if row is not None:
                                 writer.add_document(_document(row))

@@ -1,4 +1,4 @@
-"""Search index engines: what finds search()'s candidate pool.
+"""Search index engines: what finds search()'s candidate pool, and keeping their indexes in step.
 
 The library's own FTS5 table is the built-in engine ("fts5", the default, registered by this
 module as a plugin): search.py's path. Another engine is a plugin (`register_index_engines`)
