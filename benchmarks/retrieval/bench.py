@@ -90,9 +90,12 @@ def ingest(claude: Path, codex: Path, library: Path, summarizer: str) -> tuple[f
 # -- the two rankings -----------------------------------------------------------------------------
 
 
+OPTIONS = SearchConfig()  # --engine sets which search index engine ranks the items
+
+
 def items_ranking(conn: apsw.Connection, text: str, by_session: dict[str, str],
                   recency_weight: float | None = None) -> list[str]:
-    hits = search(conn, text, limit=LIMIT, now=NOW, recency_weight=recency_weight)
+    hits = search(conn, text, limit=LIMIT, now=NOW, recency_weight=recency_weight, options=OPTIONS)
     return dedupe(by_session.get(h["session_id"], "?" + h["session_id"]) for h in hits)
 
 
@@ -227,7 +230,10 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="write sessions and library here instead of a temp folder")
     parser.add_argument("--misses", action="store_true", help="list the queries items miss at 5, with what came first")
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
+    parser.add_argument("--engine", default="fts5", help="the search index engine for items: fts5 (default) or tantivy")
     args = parser.parse_args()
+    global OPTIONS
+    OPTIONS = SearchConfig(engine=args.engine)
 
     t0 = time.perf_counter()
     specs = all_specs()
@@ -258,6 +264,11 @@ def main() -> int:
             if rep.error or rep.warnings:
                 print(f"warning: connector {rep.connector}: {rep.error or rep.warnings[:3]}", file=sys.stderr)
 
+        if args.engine != "fts5":
+            from jezero.store import engines
+
+            if engines.sync(args.engine, library, rebuild=True) is None:
+                raise SystemExit(f"--engine {args.engine}: no installed plugin gives that engine")
         conn = open_readonly(library)
         by_session = {s.id: s.key for s in specs}
         rows = list(conn.execute(
