@@ -244,7 +244,9 @@ def _expression(terms: list[Term]) -> str:
 
 
 def _best(conn, terms: list[Term], filters: _Filters, pool: int) -> list[_Candidate]:
-    """Stage 1: the `pool` rows with the best bm25 among the rows that pass the filters."""
+    """Stage 1: the `pool` rows with the best bm25 among the rows that pass the filters; on a
+    tie the newer id first, as the final ranking orders them (_by_relevance), so a tie at the
+    pool's boundary keeps the rows the ranking would put first."""
     where, args = filters.sql()
     expr = _expression(terms)
     if where:
@@ -252,11 +254,11 @@ def _best(conn, terms: list[Term], filters: _Filters, pool: int) -> list[_Candid
         # FTS5 once per item by rowid, and each probe restarts the MATCH (and bm25's counts).
         sql = (f"SELECT items_fts.rowid, {bm25.BM25_SQL} AS b, i.occurred_at FROM items_fts "
                f"CROSS JOIN items AS i ON i.id = items_fts.rowid "
-               f"WHERE items_fts MATCH ? AND {where} ORDER BY b, items_fts.rowid LIMIT ?")
+               f"WHERE items_fts MATCH ? AND {where} ORDER BY b, items_fts.rowid DESC LIMIT ?")
     else:
         # Without filters, join only the pool, not every match.
         sql = (f"SELECT c.id, c.b, i.occurred_at FROM (SELECT rowid AS id, {bm25.BM25_SQL} AS b "
-               f"FROM items_fts WHERE items_fts MATCH ? ORDER BY b, rowid LIMIT ?) AS c "
+               f"FROM items_fts WHERE items_fts MATCH ? ORDER BY b, rowid DESC LIMIT ?) AS c "
                f"CROSS JOIN items AS i ON i.id = c.id")
     params = [expr, *args, pool] if where else [expr, pool]
     return [_Candidate(r[0], r[1], r[2], BEST_BM25, terms) for r in conn.execute(sql, params)]
