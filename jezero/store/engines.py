@@ -90,10 +90,15 @@ def engine_for(name: str, library: str | Path) -> IndexEngine | None:
     FTS5 (the built-in path) and, with a logged warning once, for a name no plugin registered."""
     if not name or name == BUILTIN:
         return None
+    given = (name, str(library))
+    engine = _open.get(given)  # the common case, without resolving the path on every search
+    if engine is not None:
+        return engine
     key = (name, str(Path(library).resolve()))
     with _lock:
         engine = _open.get(key)
         if engine is not None:
+            _open[given] = engine
             return engine
         from jezero import plugins
 
@@ -103,7 +108,7 @@ def engine_for(name: str, library: str | Path) -> IndexEngine | None:
                 _warned.add(name)
                 log.warning("search.engine = %r: no installed plugin gives that engine; searching with fts5", name)
             return None
-        engine = _open[key] = kind.open(Path(key[1]))
+        engine = _open[key] = _open[given] = kind.open(Path(key[1]))
         return engine
 
 
