@@ -147,8 +147,9 @@ class TantivyIndex:
         self.words = _words_analyzer()
         self._lock = threading.Lock()
         self._index: tantivy.Index | None = None
-        self._searcher = None
-        self._applied: Head | None = None
+        # (searcher, the change number its commit records), replaced as one: a reader must never
+        # pair a searcher with another commit's number.
+        self._state: tuple = (None, None)
 
     # -- keeping in step -------------------------------------------------------------------------
 
@@ -172,12 +173,12 @@ class TantivyIndex:
         if hits:
             state = json.loads(searcher.doc(hits[0][1])["state"][0])
             applied = Head(state["library"], state["seq"])
-        self._searcher, self._applied = searcher, applied
+        self._state = (searcher, applied)
 
     def _current(self):
-        if self._searcher is None and self._open(create=False) is not None:
+        if self._state[0] is None and self._open(create=False) is not None:
             self._refresh()
-        return self._searcher, self._applied
+        return self._state
 
     def catch_up(self, rebuild: bool = False, limit: int | None = None) -> int:
         """Apply the library's changes the index lacks, in one tantivy commit that also records
@@ -188,7 +189,7 @@ class TantivyIndex:
         index's writer."""
         with self._lock:
             index = self._open(create=True)
-            if self._searcher is None:
+            if self._state[0] is None:
                 self._refresh()
             conn = open_readonly(self.library)
             try:
@@ -196,7 +197,7 @@ class TantivyIndex:
                 head = library_head(conn)
                 if head is None:
                     raise ValueError(f"{self.library} has no change log: open it with `jezero init` to upgrade it")
-                applied = self._applied
+                applied = self._state[1]
                 full = rebuild or applied is None or applied.library != head.library or applied.seq > head.seq
                 if not full and applied.seq == head.seq:
                     return 0
