@@ -104,9 +104,7 @@ def engine_for(name: str, library: str | Path) -> IndexEngine | None:
 
         kind = plugins.index_engines().get(name)
         if kind is None or kind.open is None:
-            if name not in _warned:
-                _warned.add(name)
-                log.warning("search.engine = %r: no installed plugin gives that engine; searching with fts5", name)
+            _warn_once(f"search.engine = {name!r}: no installed plugin gives that engine; searching with fts5")
             return None
         engine = _open[key] = _open[given] = kind.open(Path(key[1]))
         return engine
@@ -132,9 +130,16 @@ def pool(conn: apsw.Connection, engine: str, terms, filters, size: int) -> list[
                       filters.source, filters.project, filters.since, size)
     try:
         return found.candidates(conn, request)
-    except Exception:  # a broken derived index must not cost the answer: FTS5 still has it
-        log.exception("search engine %r failed; this query is answered by fts5", engine)
+    except Exception as e:  # a broken derived index must not cost the answer: FTS5 still has it
+        _warn_once(f"search engine {engine!r} failed ({type(e).__name__}: {e}); fts5 answers instead")
         return None
+
+
+def _warn_once(message: str) -> None:
+    """A warning per distinct message per process: a reader must not log one per search."""
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s", message)
 
 
 def sync(engine: str, library: str | Path, *, rebuild: bool = False) -> int | None:

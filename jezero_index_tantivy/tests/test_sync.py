@@ -75,3 +75,22 @@ def test_a_reader_that_cannot_catch_up_is_answered_by_fts5(tmp_path):
         hits = search(conn, "vault", options=options, explain=True)
     assert {h["explain"]["candidates"] for h in hits} == {"tantivy"} and len(hits) == 2
     engines.forget()
+
+
+def test_a_broken_index_costs_one_warning_not_the_answer(tmp_path, caplog):
+    library = tmp_path / "library.sqlite3"
+    with Store(library) as store:
+        store.write([ItemRecord(uid="s:1:0", source="s", agent="a", session_id="1", segment_index=0, occurred_at=NOW,
+                                title="Nomad job spec", summary="notes", questions=[], atoms=[], original="o",
+                                content_hash="1", summarizer="t", summary_schema=1)])
+    folder_for(library).mkdir()
+    (folder_for(library) / "meta.json").write_text("{ not json")
+    engines.forget()
+    options = SearchConfig(engine="tantivy")
+    with caplog.at_level("WARNING"), open_readonly(library) as conn:
+        for _ in range(3):
+            assert [h["title"] for h in search(conn, "nomad", options=options)] == ["Nomad job spec"]
+    warnings = [r for r in caplog.records if "tantivy" in r.getMessage()]
+    assert len(warnings) == 1 and "fts5 answers instead" in warnings[0].getMessage()
+    assert not any(r.exc_info for r in caplog.records)
+    engines.forget()

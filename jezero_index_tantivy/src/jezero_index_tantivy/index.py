@@ -150,6 +150,7 @@ class TantivyIndex:
         # (searcher, the change number its commit records), replaced as one: a reader must never
         # pair a searcher with another commit's number.
         self._state: tuple = (None, None)
+        self._told_behind = False
 
     # -- keeping in step -------------------------------------------------------------------------
 
@@ -258,7 +259,10 @@ class TantivyIndex:
                 return searcher
         try:
             if self.catch_up(limit=READER_CATCH_UP) < 0:
-                log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile", self.folder)
+                if not self._told_behind:  # once per process, not once per search
+                    self._told_behind = True
+                    log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile",
+                                self.folder)
                 return None
         except ValueError as e:  # another process holds the writer: it is catching up
             log.info("tantivy index busy (%s); fts5 answers this query", e)
