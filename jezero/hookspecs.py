@@ -35,7 +35,7 @@ def register_summarizers(register):
 def register_index_engines(register):
     """Add search index engines: `register(name, open, description="")`, where
     `open(library: pathlib.Path) -> IndexEngine` gives the engine for the library file at that
-    path (see jezero.store.engines.IndexEngine): a derived index kept beside the library that
+    path (see jezero.plugin.IndexEngine): a derived index kept beside the library that
     answers search's candidate pool, chosen by `[search] engine = "name"`."""
 
 

@@ -1,7 +1,7 @@
 """Jezero search index engine `tantivy`: a derived index beside the library file, built with the
 official tantivy bindings, chosen by `[search] engine = "tantivy"`. See README.md."""
 
-from jezero import hookimpl
+from jezero.plugin import hookimpl
 
 from jezero_index_tantivy.index import TantivyIndex, folder_for
 

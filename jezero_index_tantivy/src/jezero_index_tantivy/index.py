@@ -19,8 +19,8 @@ from pathlib import Path
 import apsw
 import tantivy
 
-from jezero.store.engines import Head, Request, library_head
-from jezero.store import FTS_COLUMNS, fts_row, open_readonly
+from jezero.plugin import FTS_COLUMNS, Head, fts_row, library_head, open_readonly
+from jezero.plugin import IndexRequest as Request
 
 log = logging.getLogger(__name__)
 
