@@ -25,7 +25,7 @@ from jezero.ingest.pipeline import (
 )
 from jezero.ingest.segments import parse_rendered
 from jezero.models import Segment, Session
-from jezero.store import Store, parse_stored_time
+from jezero.store import Store, engines, parse_stored_time
 
 log = logging.getLogger("jezero.ingest")
 
@@ -55,7 +55,11 @@ def exclusive(config: Config):
 
 
 def open_store(config: Config) -> Store:
-    return Store(config.library_path(), config.storage.tokenizer)
+    store = Store(config.library_path(), config.storage.tokenizer)
+    follow = engines.follower(config.search.engine, store.path)
+    if follow is not None:  # a derived search index follows what is written (at most every 2 s)
+        store.after_write.append(follow)
+    return store
 
 
 def run_connectors(
@@ -106,8 +110,6 @@ def _sync_engine(config, store: Store) -> None:
     """Bring the configured search index engine's index in step with what this run wrote, so
     readers need not catch up themselves. A failure here loses nothing: readers catch up, or
     FTS5 answers, and `jezero reindex` rebuilds."""
-    from jezero.store import engines
-
     try:
         engines.sync(config.search.engine, store.path)
     except Exception as e:

@@ -94,3 +94,20 @@ def test_a_broken_index_costs_one_warning_not_the_answer(tmp_path, caplog):
     assert len(warnings) == 1 and "fts5 answers instead" in warnings[0].getMessage()
     assert not any(r.exc_info for r in caplog.records)
     engines.forget()
+
+
+def test_a_writer_keeps_the_index_near_the_library_as_it_writes(tmp_path):
+    library = tmp_path / "library.sqlite3"
+    config = Config.model_validate({"storage": {"path": str(library)}, "search": {"engine": "tantivy"}})
+    from jezero.ingest.runner import open_store
+
+    engines.forget()
+    with open_store(config) as store:
+        store.write([ItemRecord(uid="s:1:0", source="s", agent="a", session_id="1", segment_index=0,
+                                occurred_at=NOW, title="Traefik middleware", summary="notes", questions=[],
+                                atoms=[], original="o", content_hash="1", summarizer="t", summary_schema=1)])
+        # the first write is followed at once; the index records the library's last change
+        _, applied = TantivyIndex(library)._current()
+        with open_readonly(library) as conn:
+            assert applied == library_head_of(conn)
+    engines.forget()
