@@ -190,8 +190,7 @@ class TantivyIndex:
         index's writer."""
         with self._lock:
             index = self._open(create=True)
-            if self._state[0] is None:
-                self._refresh()
+            self._refresh()  # another process may have moved it on since this one last looked
             conn = open_readonly(self.library)
             try:
                 conn.execute("BEGIN")  # one snapshot: the changes, the items and the head agree
