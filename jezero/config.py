@@ -59,6 +59,9 @@ class SearchConfig(_Section):
     max_limit: int = Field(50, ge=1, le=500)
     # Upper bound on the work one query may do inside SQLite before it is cut short.
     time_budget_ms: int = Field(250, ge=10, le=60000)
+    # What finds the candidate pool: "fts5" (the library's own index) or an engine a plugin
+    # registers (register_index_engines), e.g. "tantivy" from jezero-index-tantivy.
+    engine: str = Field("fts5", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 class SummarizerConfig(_Section):

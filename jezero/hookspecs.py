@@ -1,4 +1,4 @@
-"""The hooks a Jezero plugin can implement. Three add things through a `register(...)` callback
+"""The hooks a Jezero plugin can implement. Four add things through a `register(...)` callback
 (so the host can refuse a duplicate name and record which plugin added what); one picks a single
 answer (`firstresult`). Every hook is documented, with an example, in hookspecs.md."""
 
@@ -32,6 +32,14 @@ def register_redactors(register):
 def register_summarizers(register):
     """Add summarizers: `register(name, build, description="")`, where
     `build(config: SummarizerConfig) -> Summarizer`."""
+
+
+@hookspec
+def register_index_engines(register):
+    """Add search index engines: `register(name, open, description="")`, where
+    `open(library: pathlib.Path) -> IndexEngine` gives the engine for the library file at that
+    path (see jezero.plugin.IndexEngine): a derived index kept beside the library that
+    answers search's candidate pool, chosen by `[search] engine = "name"`."""
 
 
 @hookspec(firstresult=True)

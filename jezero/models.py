@@ -186,6 +186,14 @@ class SummarizerType:
 
 
 @dataclass
+class IndexEngineType:
+    name: str
+    open: Any  # Callable[[pathlib.Path], jezero.store.engines.IndexEngine]; None for the built-in fts5
+    description: str = ""
+    plugin: str | None = None
+
+
+@dataclass
 class Redactor:
     name: str
     redact: Any  # Callable[[str], str]

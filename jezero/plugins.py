@@ -1,5 +1,5 @@
 """The plugin host: one lazily built plugin manager, the built-in plugins, and the registries the
-hooks fill (connector types, redactors, summarizers).
+hooks fill (connector types, redactors, summarizers, search index engines).
 
 Environment switches, for people writing plugins:
 - JEZERO_PLUGINS: comma-separated entry-point names to load; set but empty loads none. Built-in
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pluggy
 
 from jezero import hookspecs
-from jezero.models import ConnectorType, Redactor, SummarizerType
+from jezero.models import ConnectorType, IndexEngineType, Redactor, SummarizerType
 
 ENTRY_POINT_GROUP = "jezero.connectors"
 
@@ -29,6 +29,7 @@ BUILTIN_PLUGINS = (
     "jezero.ingest.projects",
     "jezero.ingest.projects:Fallbacks",
     "jezero.ingest.planned",
+    "jezero.store.fts5_engine",
 )
 
 
@@ -156,6 +157,10 @@ def redactors() -> list[Redactor]:
 
 def summarizer_types() -> dict[str, SummarizerType]:
     return _collect("register_summarizers", lambda name, build, description="", plugin=None: SummarizerType(name, build, description, plugin))
+
+
+def index_engines() -> dict[str, IndexEngineType]:
+    return _collect("register_index_engines", lambda name, open, description="", plugin=None: IndexEngineType(name, open, description, plugin))
 
 
 def plugin_info(all_plugins: bool = False) -> list[dict]:

@@ -23,7 +23,7 @@ def test_every_hook_is_documented_and_tested():
     doc = (REPO / "hookspecs.md").read_text()
     this = Path(__file__).read_text()
     names = hook_names()
-    assert len(names) == 4
+    assert len(names) == 5
     for name in names:
         assert re.search(rf"^## {name}\(", doc, re.M), f"{name} is not documented in hookspecs.md"
         section = doc.split(f"## {name}(")[1].split("\n## ")[0]
@@ -97,3 +97,54 @@ def test_hook_resolve_project(register_plugin):
     assert ask(cwd="/x/monorepo/services/billing/api", rules=rule) == "mono"
     assert ask(cwd="/elsewhere", summarizer_guess="guess") == "guess"
     assert ask(cwd="/elsewhere", default_project="dflt") == "dflt"
+
+
+def test_hook_register_index_engines(register_plugin, tmp_path):
+    from datetime import datetime, timezone
+
+    from jezero.config import SearchConfig
+    from jezero.query import search
+    from jezero.store import ItemRecord, Store, engines, open_readonly
+
+    asked = []
+
+    class Titles:  # the example of hookspecs.md
+        def __init__(self, library):
+            self.library = library
+
+        def candidates(self, conn, request):
+            asked.append(request)
+            found = {}
+            for term in request.terms:
+                for item_id, at, source in conn.execute(
+                        "SELECT id, occurred_at, source FROM items WHERE instr(lower(title), lower(?))", (term.text,)):
+                    if request.sources is None or source in request.sources:
+                        found[item_id] = (item_id, found.get(item_id, (0, 0.0))[1] + 1.0, at)
+            return sorted(found.values(), key=lambda c: (-c[1], -c[0]))[: request.pool]
+
+        def catch_up(self, rebuild=False):
+            return 0
+
+    class Plugin:
+        @hookimpl
+        def register_index_engines(self, register):
+            register("titles", Titles, description="title substrings")
+
+    register_plugin(Plugin(), "titles-plugin")
+    kinds = plugins.index_engines()
+    assert kinds["titles"].plugin == "titles-plugin" and kinds["fts5"].open is None
+    when = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    with Store(tmp_path / "lib.sqlite3") as store:
+        ids = store.write([ItemRecord(uid=f"s:{i}:0", source="s", agent="a", session_id=str(i), segment_index=0,
+                                      occurred_at=when, title=t, summary="the same summary", questions=[], atoms=[],
+                                      original="o", content_hash=str(i), summarizer="t", summary_schema=1)
+                           for i, t in enumerate(["Kafka lag", "Kafka and Kafka Connect", "Redis"])])
+    engines.forget()
+    try:
+        with open_readonly(tmp_path / "lib.sqlite3") as conn:
+            hits = search(conn, "kafka connect", options=SearchConfig(engine="titles"), now=when, explain=True)
+        assert [h["id"] for h in hits] == [ids[1], ids[0]] and hits[0]["explain"]["candidates"] == "titles"
+        assert [t.text for t in asked[0].terms] == ["kafka", "connect"] and asked[0].pool == 200
+        assert engines.sync("titles", tmp_path / "lib.sqlite3") == 0
+    finally:
+        engines.forget()

@@ -103,13 +103,16 @@ LANES = {"items": ("items",), "messages": ("messages",), "fused": ("items", "mes
 def lane_ranking(conn: apsw.Connection, system: str, text: str, by_session: dict[str, str],
                  recency_weight: float | None = None, project: str | None = None) -> list[str] | None:
     """The sessions `search` ranks for `text` in one lane, or None when the lane does not exist."""
-    kwargs = {"limit": LIMIT, "now": NOW, "recency_weight": recency_weight, "project": project}
+    kwargs = {"limit": LIMIT, "now": NOW, "recency_weight": recency_weight, "project": project, "options": OPTIONS}
     if HAS_LANES:
         kwargs["lanes"] = LANES[system]
     elif system != "items":
         return None
     hits = search(conn, text, **kwargs)
     return dedupe(by_session.get(h.get("session_id"), "?" + str(h.get("session_id"))) for h in hits)
+
+
+OPTIONS = SearchConfig()  # --engine sets which search index engine ranks the items
 
 
 def items_ranking(conn: apsw.Connection, text: str, by_session: dict[str, str],
@@ -305,6 +308,11 @@ def build_library(specs: list[Spec], folder: Path, summarizer: str) -> Library:
     for rep in reports:
         if rep.error or rep.warnings:
             print(f"warning: connector {rep.connector}: {rep.error or rep.warnings[:3]}", file=sys.stderr)
+    if OPTIONS.engine != "fts5":
+        from jezero.store import engines
+
+        if engines.sync(OPTIONS.engine, library, rebuild=True) is None:
+            raise SystemExit(f"--engine {OPTIONS.engine}: no installed plugin gives that engine")
     conn = open_readonly(library)
     by_key = {s.key: s for s in specs}
     by_session = {s.id: s.key for s in specs}
@@ -394,7 +402,10 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="list the queries items miss at 5, with what came first")
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
     parser.add_argument("--later-rows", action="store_true", help="list what later returned from each chain session")
+    parser.add_argument("--engine", default="fts5", help="the search index engine for items: fts5 (default) or tantivy")
     args = parser.parse_args()
+    global OPTIONS
+    OPTIONS = SearchConfig(engine=args.engine)
 
     t0 = time.perf_counter()
     specs = all_specs()

@@ -26,7 +26,7 @@ from jezero.ingest.pipeline import (
 from jezero.ingest.segments import parse_rendered
 from jezero.models import Segment, Session
 from jezero.private import private_folder
-from jezero.store import Store, library_failure, parse_stored_time
+from jezero.store import Store, engines, library_failure, parse_stored_time
 
 log = logging.getLogger("jezero.ingest")
 
@@ -56,7 +56,11 @@ def exclusive(config: Config):
 
 
 def open_store(config: Config) -> Store:
-    return Store(config.library_path(), config.storage.tokenizer)
+    store = Store(config.library_path(), config.storage.tokenizer)
+    follow = engines.follower(config.search.engine, store.path)
+    if follow is not None:  # a derived search index follows what is written (at most every 2 s)
+        store.after_write.append(follow)
+    return store
 
 
 def run_connectors(
@@ -102,7 +106,19 @@ def run_connectors(
             written = sum(r.items_written for r in reports)
             if written:
                 store.tidy_index(written)
+                _sync_engine(config, store)
             return reports
+
+
+def _sync_engine(config, store: Store) -> None:
+    """Bring the configured search index engine's index in step with what this run wrote, so
+    readers need not catch up themselves. A failure here loses nothing: readers catch up, or
+    FTS5 answers, and `jezero reindex` rebuilds."""
+    try:
+        engines.sync(config.search.engine, store.path)
+    except Exception as e:
+        log.warning("search engine %s: could not update its index (%s); `jezero reindex` rebuilds it",
+                    config.search.engine, e)
 
 
 def _record(store: Store, report: RunReport) -> None:

@@ -14,6 +14,8 @@ project-hint resolver needs is here; the rest of `jezero` is private and free to
   last line for the next run) and `JsonlStream` (the same, line by line, for files of any size), `file_signature` (for cursors), `parse_time`, `clip` (head and
   tail of a long text), `strip_ansi`, `expand`, `TOOL_TEXT_LIMIT`;
 - made-up sessions for `jezero up --demo`: `DemoSession` and `Turn`;
+- for a search index engine: `IndexEngine`, `IndexRequest`, `Head` and `library_head` (the
+  library's id and last change), `FTS_COLUMNS`, `fts_row` and `open_readonly`;
 - the test kit is `jezero.plugin.testing` (imported on its own: it brings the pipeline and the
   store).
 """
@@ -58,8 +60,12 @@ from jezero.models import (
     utc,
 )
 from jezero.options import FolderPath, Options, read_options
+from jezero.store import FTS_COLUMNS, fts_row, open_readonly
+from jezero.store.engines import Head, IndexEngine, library_head
+from jezero.store.engines import Request as IndexRequest
 
 __all__ = [
+    "FTS_COLUMNS", "Head", "IndexEngine", "IndexRequest", "fts_row", "library_head", "open_readonly",
     "ACTIONS", "ATOM_TYPES", "KINDS", "MAX_ATOMS", "ROLES", "SUMMARY_MAX_CHARS", "TITLE_MAX_CHARS", "TOOL_TEXT_LIMIT",
     "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "FolderPath", "JsonlRead", "JsonlStream",
     "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerConfig", "SummarizerType",

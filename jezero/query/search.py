@@ -28,7 +28,7 @@ from jezero.query.common import (
 )
 from jezero.query.errors import ItemNotFound, QueryError
 from jezero.query.terms import Term, check_query, parse_terms, split_tokenizer
-from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS
+from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS, engines
 
 # later(): how many subject hits to look at, and what a hit needs to count as on the same subject
 # (terms are OR-ed, so one shared common word is enough to match). BM25 scores are not comparable
@@ -217,11 +217,16 @@ def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now,
     index = stats.index_stats(conn)
     if index.rows == 0:
         return []
-    kept, floored = stats.classify(conn, index, terms) if prune else (terms, [])
+    # Seam (issue 13): the candidate pool from the configured index engine; None means FTS5's
+    # path below. The engine applies the filters before its cut; floored words need no care there.
+    picked = engines.pool(conn, options.engine, terms, filters, pool) if prune else None
+    kept, floored = stats.classify(conn, index, terms) if prune and picked is None else (terms, [])
     candidates: list[_Candidate] = []
     complete = False
     parts = None
-    if kept and prune:
+    if picked is not None:
+        parts = [_Candidate(i, -relevance, at, options.engine, kept) for i, relevance, at in picked], True
+    elif kept and prune:
         try:
             parts = _in_parts(conn, index, kept, filters, tokenizer, pool, limit, now,
                               options.recency_half_life_days, weight)
@@ -301,7 +306,9 @@ def _expression(terms: list[Term]) -> str:
 
 
 def _best(conn, terms: list[Term], filters: _Filters, pool: int) -> list[_Candidate]:
-    """Stage 1: the `pool` rows with the best bm25 among the rows that pass the filters."""
+    """Stage 1: the `pool` rows with the best bm25 among the rows that pass the filters; on a
+    tie the newer id first, as the final ranking orders them (_by_relevance), so a tie at the
+    pool's boundary keeps the rows the ranking would put first."""
     where, args = filters.sql()
     expr = _expression(terms)
     if where:
@@ -309,11 +316,11 @@ def _best(conn, terms: list[Term], filters: _Filters, pool: int) -> list[_Candid
         # FTS5 once per item by rowid, and each probe restarts the MATCH (and bm25's counts).
         sql = (f"SELECT items_fts.rowid, {bm25.BM25_SQL} AS b, i.occurred_at FROM items_fts "
                f"CROSS JOIN items AS i ON i.id = items_fts.rowid "
-               f"WHERE items_fts MATCH ? AND {where} ORDER BY b, items_fts.rowid LIMIT ?")
+               f"WHERE items_fts MATCH ? AND {where} ORDER BY b, items_fts.rowid DESC LIMIT ?")
     else:
         # Without filters, join only the pool, not every match.
         sql = (f"SELECT c.id, c.b, i.occurred_at FROM (SELECT rowid AS id, {bm25.BM25_SQL} AS b "
-               f"FROM items_fts WHERE items_fts MATCH ? ORDER BY b, rowid LIMIT ?) AS c "
+               f"FROM items_fts WHERE items_fts MATCH ? ORDER BY b, rowid DESC LIMIT ?) AS c "
                f"CROSS JOIN items AS i ON i.id = c.id")
     params = [expr, *args, pool] if where else [expr, pool]
     return [_Candidate(r[0], r[1], r[2], BEST_BM25, terms) for r in conn.execute(sql, params)]

@@ -17,8 +17,10 @@ things keep that cost off the common path:
 - a cache of the exact counts per library file and index state (FTS5 rewrites its structure
   record, rowid 10 of `items_fts_data`, on every change, so the record's bytes identify a state;
   rowid 1 holds N and the token totals bm25 uses). Any write starts a fresh cache of counts.
+  The counts of a state are also saved beside the library (persisted.py), so a new process
+  starts with them while the library has not changed.
 
-Nothing here writes: the sample and the counts are plain SELECTs.
+Nothing here writes to the library: the sample and the counts are plain SELECTs.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 
 import apsw
 
+from jezero.query import persisted
 from jezero.query.terms import Term
 from jezero.store import varints
 
@@ -66,6 +69,9 @@ class IndexStats:
     sample_at: float = 0.0  # time.monotonic() then
     crowded: set[tuple] = field(default_factory=set)  # terms whose probes listed too many rows (rare.py)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    library: str = ""  # the library file, where the counts are saved (persisted.py)
+    state: str = ""  # this state's id in that file
+    saved_at: list = field(default_factory=lambda: [0.0])
 
     @property
     def half(self) -> int:
@@ -106,7 +112,9 @@ def index_stats(conn: apsw.Connection) -> IndexStats:
     with _states_lock:
         stats = _states.get(key)
         if stats is None:
-            stats = _states[key] = IndexStats(rows=n, tokens=tokens, token=key[2])
+            stats = _states[key] = IndexStats(rows=n, tokens=tokens, token=key[2], library=filename,
+                                              state=persisted.state_id(key[1], key[2]))
+            stats.counts.update(persisted.load(filename, stats.state))  # a new process starts warm
             earlier = _newest.get(filename)
             if earlier is not None:
                 stats.keep_sample_of(earlier)
@@ -178,6 +186,9 @@ def remember(stats: IndexStats, term: Term, n: int) -> None:
         if len(stats.counts) >= CACHED_TERMS:
             stats.counts.clear()
         stats.counts[term.key] = n
+        counts = dict(stats.counts) if stats.library else None
+    if counts is not None:
+        persisted.maybe_save(stats.library, stats.state, counts, stats.saved_at)
 
 
 def sample_share(conn: apsw.Connection, stats: IndexStats, term: Term) -> float | None:

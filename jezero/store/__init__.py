@@ -9,6 +9,7 @@ knows no ranking policy: that is the query layer's job.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,6 +23,8 @@ from jezero.store import messages as message_rows
 from jezero.store.messages import MessageRecord
 from jezero.store.migrations import LATEST, current_version, migrate
 from jezero.store.warnings import acknowledge, record_warnings, unacknowledged_warnings
+
+log = logging.getLogger(__name__)
 
 DEFAULT_TOKENIZER = "trigram remove_diacritics 1"
 # How long a writer or reader waits for a lock held by another connection before giving up.
@@ -152,6 +155,9 @@ class Store:
                     f"Either set storage.tokenizer = {stored!r}, or rebuild: move the file away, run "
                     "`jezero init`, and `jezero run` to ingest again (cursors start over)."
                 )
+        # Called after each write commits (a derived search index follows the library; see
+        # jezero.store.engines.follower). A failing listener is logged: the write stands.
+        self.after_write: list = []
         try:
             migrate(self.db, tokenizer, migrate_to)
         except apsw.SQLError as e:
@@ -246,7 +252,15 @@ class Store:
                     "ON CONFLICT(connector, key) DO UPDATE SET value=excluded.value",
                     (connector, key, json.dumps(value)),
                 )
+        self._written()
         return ids
+
+    def _written(self) -> None:
+        for listener in self.after_write:
+            try:
+                listener()
+            except Exception as e:
+                log.warning("after a write to %s: %s", self.path, e)
 
     def set_cursor(self, connector: str, entries: dict[str, Any]) -> None:
         self.write((), connector=connector, cursor=entries)
@@ -304,6 +318,7 @@ class Store:
                 "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
                 (item_id, *fts_row(row[0], row[1], json.loads(row[2]), json.loads(row[3]), project)),
             )
+        self._written()
 
     def unacknowledged_warnings(self, connector: str | None = None) -> list[dict[str, Any]]:
         return unacknowledged_warnings(self.db, connector)

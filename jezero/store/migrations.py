@@ -128,7 +128,34 @@ def _v6(db, tokenizer: str) -> None:
     )
 
 
-MIGRATIONS = [_v1, _v2, _v3, _v4, _v5, _v6]  # index + 1 = the version it produces
+def _v7(db, tokenizer: str) -> None:
+    """A change log for derived search indexes (jezero.store.engines): each item written or
+    deleted gets the next change number, in the same transaction as the write. An index beside
+    the library records the last number it applied and catches up from there, so it can never
+    answer from a state the library did not have. One row per item (the latest change), so the
+    log never outgrows the library. `library_id` tells an index which library it was built from."""
+    db.execute(
+        """
+        CREATE TABLE item_changes(item_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+        CREATE UNIQUE INDEX item_changes_seq ON item_changes(seq);
+        CREATE TRIGGER items_changes_insert AFTER INSERT ON items BEGIN
+          INSERT INTO item_changes(item_id, seq) VALUES(new.id, (SELECT coalesce(max(seq), 0) + 1 FROM item_changes))
+          ON CONFLICT(item_id) DO UPDATE SET seq = excluded.seq;
+        END;
+        CREATE TRIGGER items_changes_update AFTER UPDATE ON items BEGIN
+          INSERT INTO item_changes(item_id, seq) VALUES(new.id, (SELECT coalesce(max(seq), 0) + 1 FROM item_changes))
+          ON CONFLICT(item_id) DO UPDATE SET seq = excluded.seq;
+        END;
+        CREATE TRIGGER items_changes_delete AFTER DELETE ON items BEGIN
+          INSERT INTO item_changes(item_id, seq) VALUES(old.id, (SELECT coalesce(max(seq), 0) + 1 FROM item_changes))
+          ON CONFLICT(item_id) DO UPDATE SET seq = excluded.seq;
+        END;
+        INSERT INTO meta(key, value) VALUES('library_id', lower(hex(randomblob(16))));
+        """
+    )
+
+
+MIGRATIONS = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]  # index + 1 = the version it produces
 LATEST = len(MIGRATIONS)
 
 

@@ -1,0 +1,167 @@
+"""Search index engines: what finds search()'s candidate pool, and keeping their indexes in step.
+
+The library's own FTS5 table is the built-in engine ("fts5", the default, registered by this
+module as a plugin): search.py's path. Another engine is a plugin (`register_index_engines`)
+that keeps a derived index beside the library file and answers with the `candidate_pool` best
+matches for the query terms, after the same filters. search() then applies the same recency
+re-rank, `later` and hit fields to them, whatever the engine.
+
+A derived index must never answer from a state the library did not have. The library keeps a
+change log (`item_changes`: the latest change number of each item written or deleted, in the
+same transaction as the write); an engine records the last number it applied, and before it
+answers it checks that number against the library's. Behind, it catches up first; if it cannot
+(another process holds its writer, or too much is missing for a reader to do inline), it
+returns None and FTS5 answers this query.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import apsw
+
+
+log = logging.getLogger(__name__)
+
+BUILTIN = "fts5"
+
+
+@dataclass(frozen=True)
+class Head:
+    """Where the library stands: which library, and its last change number."""
+
+    library: str
+    seq: int
+
+
+@dataclass(frozen=True)
+class Request:
+    """What an engine must answer: the query's terms (jezero.query.terms.Term: `text` as written,
+    quoted phrases without quotes) and the filters that apply before the cut."""
+
+    terms: tuple
+    sources: tuple[str, ...] | None  # None: every source
+    source: str | None
+    project: str | None
+    since: str | None  # stored UTC text, inclusive
+    pool: int
+
+
+class IndexEngine(Protocol):
+    def candidates(self, conn: apsw.Connection, request: Request) -> list[tuple[int, float, str]] | None:
+        """(item id, relevance, occurred_at) of the `pool` best matches, best first; None when the
+        engine cannot answer from the library's current state (FTS5 answers instead)."""
+
+    def catch_up(self, rebuild: bool = False) -> int:
+        """Apply the library's changes the index lacks (everything when `rebuild`); the number of
+        items written to the index."""
+
+
+def library_head(conn: apsw.Connection) -> Head | None:
+    """The library's identity and last change number, as `conn` sees it; None for a library
+    without a change log (a schema older than the log)."""
+    try:
+        row = conn.execute(
+            "SELECT (SELECT value FROM meta WHERE key = 'library_id'), "
+            "(SELECT coalesce(max(seq), 0) FROM item_changes)").fetchone()
+    except apsw.SQLError:
+        return None
+    return Head(row[0], row[1]) if row and row[0] else None
+
+
+_lock = threading.Lock()
+_open: dict[tuple[str, str], IndexEngine] = {}
+_warned: set[str] = set()
+
+
+def engine_for(name: str, library: str | Path) -> IndexEngine | None:
+    """The engine `name` for the library file at `library`, opened once per process; None for
+    FTS5 (the built-in path) and, with a logged warning once, for a name no plugin registered."""
+    if not name or name == BUILTIN:
+        return None
+    given = (name, str(library))
+    engine = _open.get(given)  # the common case, without resolving the path on every search
+    if engine is not None:
+        return engine
+    key = (name, str(Path(library).resolve()))
+    with _lock:
+        engine = _open.get(key)
+        if engine is not None:
+            _open[given] = engine
+            return engine
+        from jezero import plugins
+
+        kind = plugins.index_engines().get(name)
+        if kind is None or kind.open is None:
+            _warn_once(f"search.engine = {name!r}: no installed plugin gives that engine; searching with fts5")
+            return None
+        engine = _open[key] = _open[given] = kind.open(Path(key[1]))
+        return engine
+
+
+def forget() -> None:
+    """Drop the opened engines (tests; after a library file was replaced)."""
+    with _lock:
+        _open.clear()
+
+
+def pool(conn: apsw.Connection, engine: str, terms, filters, size: int) -> list[tuple[int, float, str]] | None:
+    """search()'s seam: the candidate pool from the configured engine, or None for FTS5."""
+    if not engine or engine == BUILTIN:
+        return None
+    filename = getattr(conn, "filename", "") or ""
+    if not filename:
+        return None
+    found = engine_for(engine, filename)
+    if found is None:
+        return None
+    request = Request(tuple(terms), tuple(filters.sources) if filters.sources is not None else None,
+                      filters.source, filters.project, filters.since, size)
+    try:
+        return found.candidates(conn, request)
+    except Exception as e:  # a broken derived index must not cost the answer: FTS5 still has it
+        _warn_once(f"search engine {engine!r} failed ({type(e).__name__}: {e}); fts5 answers instead")
+        return None
+
+
+def _warn_once(message: str) -> None:
+    """A warning per distinct message per process: a reader must not log one per search."""
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s", message)
+
+
+def sync(engine: str, library: str | Path, *, rebuild: bool = False) -> int | None:
+    """Bring the engine's index in step with the library (the writer calls this after a run;
+    `jezero reindex` with rebuild). None when the engine is FTS5, which is always in step."""
+    found = engine_for(engine, library)
+    if found is None:
+        return None
+    return found.catch_up(rebuild=rebuild)
+
+
+# A writer brings the index in step after a write at most this often (a tantivy commit costs
+# 50-180 ms, mostly its fsync, against a few ms for the write it follows); readers catch up with
+# what lies between, and the run's end syncs what is left.
+FOLLOW_INTERVAL_S = 2.0
+
+
+def follower(engine: str, library: str | Path, interval: float = FOLLOW_INTERVAL_S):
+    """A Store.after_write listener that keeps the engine's index near the library while a run
+    writes; None for FTS5. Raises nothing a write would see (Store logs a failure)."""
+    if not engine or engine == BUILTIN:
+        return None
+    last = [0.0]
+
+    def follow() -> None:
+        now = time.monotonic()
+        if now - last[0] >= interval:
+            last[0] = now
+            sync(engine, library)
+
+    return follow
