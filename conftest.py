@@ -4,7 +4,8 @@ the folder itself as an empty namespace module and hide the real package (in src
 
 import importlib
 
-for _name in ("jezero_connectors_claude", "jezero_connectors_codex", "jezero_connectors_inbox", "jezero_summarizers"):
+for _name in ("jezero_connectors_claude", "jezero_connectors_codex", "jezero_connectors_copilot", "jezero_connectors_gemini",
+              "jezero_connectors_inbox", "jezero_connectors_opencode", "jezero_summarizers"):
     try:
         importlib.import_module(_name)
     except ImportError:  # a core-only run: those tests skip or are not collected

@@ -128,6 +128,10 @@ def _collect(hook_name: str, make) -> dict:
     hook = getattr(pm.hook, hook_name)
     for impl in hook.get_hookimpls():  # registration order (trylast first, tryfirst last)
         def register(name, *args, _plugin=impl.plugin_name, **kwargs):
+            # A planned connector type (build None) gives way to the plugin that builds it.
+            builds = args[0] if args else kwargs.get("build")
+            if name in found and getattr(found[name], "build", True) is None and builds is not None:
+                del found[name]
             if name in found:
                 raise DuplicateName(
                     f"{hook_name}: {name!r} registered by {found[name].plugin} and again by {_plugin}"

@@ -30,7 +30,7 @@ options = { path = "/x", api_token = "sk-live-SUPERSECRETVALUE123" }
 
 [[connectors]]
 name = "claude-local"
-type = "gemini"
+type = "cursor"
 
 [[clients]]
 name = "laptop"

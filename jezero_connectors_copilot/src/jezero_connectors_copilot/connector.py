@@ -1,0 +1,189 @@
+"""The `copilot` connector: options, the walk over a Copilot home, and the cursor.
+
+Where sessions live: `session-state/<id>/events.jsonl` with `workspace.yaml` beside it (since
+1.0.11), or `session-state/<id>.jsonl` before; the folder wins when both exist.
+
+Cursor: one entry per session, keyed by its id, valued `{"sig": [size, mtime_ns], "bytes": n,
+"sha256": hex}` (the complete lines read and their hash). A sub-agent run has its own entry,
+`<id>#<agentId>`, with the same value; the session's entry lists them under "children", so the
+file is skipped only when it and all its runs are stored."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from jezero.ingest.files import expand, file_signature, read_jsonl
+from jezero.plugin import ConnectorContext, Session
+
+from . import reader
+
+SESSION_STATE = "session-state"
+
+
+class CopilotOptions(BaseModel):
+    """Options of a `copilot` connector."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str | None = None  # the Copilot home (holding session-state/); default $COPILOT_HOME or ~/.copilot
+
+
+def parse_options(options: dict[str, Any] | None) -> CopilotOptions:
+    try:
+        parsed = CopilotOptions.model_validate(dict(options or {}))
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            problems.append(f"unknown option {where!r}" if err["type"] == "extra_forbidden" else f"option {where!r}: {err['msg']}")
+        raise ValueError(f"copilot: {'; '.join(problems)} (known: path)") from None
+    if parsed.path is not None and not parsed.path.strip():
+        raise ValueError("copilot: option 'path' must be a folder path, got ''")
+    return parsed
+
+
+def default_home() -> Path:
+    home = os.environ.get("COPILOT_HOME", "").strip()
+    return expand(home) if home else Path.home() / ".copilot"
+
+
+def build(options: dict[str, Any] | None, context: ConnectorContext) -> "CopilotConnector":
+    parsed = parse_options(options)
+    return CopilotConnector(expand(parsed.path) if parsed.path else default_home(), context)
+
+
+def discover() -> list[dict[str, Any]]:
+    """The Copilot home of this computer, when it holds sessions."""
+    home = default_home()
+    return [{"path": str(home)}] if (home / SESSION_STATE).is_dir() else []
+
+
+@dataclass(frozen=True)
+class EventFile:
+    path: Path
+    key: str  # the session id (the folder's or the file's name)
+    workspace: Path | None  # workspace.yaml beside events.jsonl
+
+
+def walk(state: Path, warn: Callable[[str], None]) -> list[EventFile]:
+    found: dict[str, EventFile] = {}
+    try:
+        entries = sorted(state.iterdir())
+    except OSError as e:
+        warn(f"copilot: {state}: cannot list folder: {e.strerror or e}")
+        return []
+    for entry in entries:
+        if entry.is_dir() and (entry / "events.jsonl").is_file():
+            found[entry.name] = EventFile(entry / "events.jsonl", entry.name, entry / "workspace.yaml")
+        elif entry.is_file() and entry.suffix == ".jsonl":
+            found.setdefault(entry.stem, EventFile(entry, entry.stem, None))
+    return list(found.values())
+
+
+def workspace_fields(path: Path | None) -> dict[str, str]:
+    """The top-level `key: value` scalars of `workspace.yaml` (id, cwd, branch, name, ...). A
+    full YAML parser is not needed for these flat files; anything else in them is ignored."""
+    if path is None:
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    fields = {}
+    for line in text.splitlines():
+        if not line or line[0] in " \t#-" or ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if value and value not in ("|", ">", "null", "~"):
+            fields[key.strip()] = value
+    return fields
+
+
+class CopilotConnector:
+    agent = reader.AGENT
+
+    def __init__(self, home: Path, context: ConnectorContext):
+        self.home = home
+        self.context = context
+
+    def read(self, cursor: dict[str, Any]) -> Iterator[Session]:
+        state = self.home / SESSION_STATE if (self.home / SESSION_STATE).is_dir() else self.home
+        if not state.is_dir():
+            self.context.warn(f"copilot: {self.home}: no such folder")
+            return
+        for ref in walk(state, self.context.warn):
+            yield from self._read(ref, cursor)
+
+    def _read(self, ref: EventFile, cursor: dict[str, Any]) -> Iterator[Session]:
+        state = cursor.get(ref.key)
+        try:
+            sig = file_signature(ref.path)
+            if _unchanged(cursor, state, sig):
+                return
+            data = ref.path.read_bytes()
+        except FileNotFoundError:
+            self.context.warn(f"copilot: {ref.path}: vanished while being read, skipped")
+            return
+        except OSError as e:
+            self.context.warn(f"copilot: {ref.path}: cannot read: {e.strerror or e}")
+            return
+        consumed = data.rfind(b"\n") + 1
+        if consumed == 0:
+            return  # empty, or its first line is still being written
+        digest = hashlib.sha256(data[:consumed]).hexdigest()
+        if isinstance(state, dict) and state.get("bytes") == consumed and state.get("sha256") == digest and _children_stored(cursor, state):
+            return
+        try:
+            log = reader.parse(str(ref.path), read_jsonl(ref.path, stream=io.BytesIO(data[:consumed])))
+            sessions = self._sessions(ref, log, {"sig": sig, "bytes": consumed, "sha256": digest})
+        except Exception as e:  # a reader bug must not stop the other files
+            self.context.warn(f"copilot: {ref.path}: cannot parse: {type(e).__name__}: {e}")
+            return
+        for s in sessions:
+            if cursor.get(s.cursor_key) != s.cursor_value:
+                yield s
+
+    def _sessions(self, ref: EventFile, log: reader.EventLog, value: dict) -> list[Session]:
+        meta = workspace_fields(ref.workspace)
+        sid = log.session_id or meta.get("id") or ref.key
+        cwd = log.cwd or meta.get("cwd")
+        branch = log.branch or meta.get("branch")
+        fallback_end = datetime.fromtimestamp(value["sig"][1] / 1e9, tz=timezone.utc)
+        children = []
+        for agent_id, run in log.runs.items():
+            children.append(Session(
+                id=f"{sid}/{agent_id}", agent=reader.AGENT, blocks=run.blocks, cursor_key=f"{ref.key}#{agent_id}",
+                cursor_value=dict(value), cwd=cwd, git_branch=branch,
+                started_at=min(run.times) if run.times else None, ended_at=max(run.times) if run.times else fallback_end,
+                parent_id=sid, model=reader.model_of(run) or reader.model_of(log.main),
+                title=reader.title_line(run.description) or reader.title_line(run.first_prompt),
+            ))
+        main = log.main
+        parent_value = dict(value, children=[c.cursor_key for c in children]) if children else value
+        title = meta.get("name") or reader.title_line(main.first_prompt)
+        parent = Session(
+            id=sid, agent=reader.AGENT, blocks=main.blocks, cursor_key=ref.key, cursor_value=parent_value,
+            cwd=cwd, git_branch=branch,
+            started_at=log.started_at or (min(main.times) if main.times else None),
+            ended_at=max(main.times) if main.times else fallback_end,
+            model=reader.model_of(main), title=reader.title_line(title), warnings=list(log.warnings),
+        )
+        return [parent, *children]
+
+
+def _children_stored(cursor: dict[str, Any], state: dict) -> bool:
+    return all(cursor.get(k) == {key: v for key, v in state.items() if key != "children"} for k in state.get("children") or [])
+
+
+def _unchanged(cursor: dict[str, Any], state: Any, sig: list[int]) -> bool:
+    return isinstance(state, dict) and state.get("sig") == sig and _children_stored(cursor, state)

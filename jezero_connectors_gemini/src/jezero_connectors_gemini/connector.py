@@ -1,0 +1,127 @@
+"""The `gemini` connector: options, the walk over a Gemini folder, and the cursor.
+
+Cursor: one entry per recording, keyed by its file name without the suffix (under the parent's
+id for a sub-agent chat), so the entry survives Gemini renaming a hash folder to a slug or
+migrating a `.json` into a `.jsonl`. Value: `{"sig": [size, mtime_ns], "bytes": n, "sha256":
+hex}`, the complete lines read and their hash: a file touched, or grown only by a line still
+being written, is not read again."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from jezero.ingest.files import expand, file_signature, read_jsonl
+from jezero.plugin import ConnectorContext, Session
+
+from . import reader, store
+
+
+class GeminiOptions(BaseModel):
+    """Options of a `gemini` connector."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str | None = None  # the Gemini folder (holding tmp/); default $GEMINI_CLI_HOME/.gemini or ~/.gemini
+
+
+def parse_options(options: dict[str, Any] | None) -> GeminiOptions:
+    try:
+        parsed = GeminiOptions.model_validate(dict(options or {}))
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            problems.append(f"unknown option {where!r}" if err["type"] == "extra_forbidden" else f"option {where!r}: {err['msg']}")
+        raise ValueError(f"gemini: {'; '.join(problems)} (known: path)") from None
+    if parsed.path is not None and not parsed.path.strip():
+        raise ValueError("gemini: option 'path' must be a folder path, got ''")
+    return parsed
+
+
+def build(options: dict[str, Any] | None, context: ConnectorContext) -> "GeminiConnector":
+    parsed = parse_options(options)
+    return GeminiConnector(expand(parsed.path) if parsed.path else store.default_root(), context)
+
+
+class GeminiConnector:
+    agent = reader.AGENT
+
+    def __init__(self, path: Path, context: ConnectorContext):
+        self.path = path
+        self.context = context
+
+    @property
+    def root(self) -> Path:
+        # The Gemini folder itself, or a home that holds one.
+        return self.path / ".gemini" if not (self.path / "tmp").is_dir() and (self.path / ".gemini" / "tmp").is_dir() else self.path
+
+    def read(self, cursor: dict[str, Any]) -> Iterator[Session]:
+        root = self.root
+        if not (root / "tmp").is_dir():
+            self.context.warn(f"gemini: {root}: no Gemini CLI chats here (no tmp/ folder)")
+            return
+        known = store.registry(root)
+        for chat in store.walk(root, self.context.warn):
+            session = self._read(chat, cursor.get(chat.key), known, root)
+            if session is not None:
+                yield session
+
+    def _read(self, chat: store.ChatFile, state: Any, known: dict[str, str], root: Path) -> Session | None:
+        try:
+            sig = file_signature(chat.path)
+            if isinstance(state, dict) and state.get("sig") == sig:
+                return None
+            data = chat.path.read_bytes()
+        except FileNotFoundError:
+            self.context.warn(f"gemini: {chat.path}: vanished while being read, skipped")
+            return None
+        except OSError as e:
+            self.context.warn(f"gemini: {chat.path}: cannot read: {e.strerror or e}")
+            return None
+        label = str(chat.path)
+        if chat.document:
+            consumed = len(data)
+            try:
+                doc = json.loads(data.decode("utf-8", errors="replace"))
+            except ValueError:
+                self.context.warn(f"gemini: {chat.path}: not valid JSON (still being written?), skipped")
+                return None
+            if not isinstance(doc, dict):
+                self.context.warn(f"gemini: {chat.path}: not a Gemini chat recording, skipped")
+                return None
+        else:
+            consumed = data.rfind(b"\n") + 1
+            if consumed == 0:
+                return None  # empty, or its first line is still being written
+        digest = hashlib.sha256(data[:consumed]).hexdigest()
+        if isinstance(state, dict) and state.get("bytes") == consumed and state.get("sha256") == digest:
+            return None
+        value = {"sig": sig, "bytes": consumed, "sha256": digest}
+        try:
+            if chat.document:
+                replayed = reader.replay_document(label, doc)
+            else:
+                replayed = reader.replay_jsonl(label, read_jsonl(chat.path, stream=io.BytesIO(data[:consumed])))
+            return reader.session(
+                replayed,
+                fallback_id=chat.key.rsplit("/", 1)[-1],
+                parent_id=chat.parent_id,
+                project_roots=store.project_roots(root, chat.project, known),
+                known_paths=list(known),
+                cursor_key=chat.key,
+                cursor_value=value,
+            )
+        except Exception as e:  # a reader bug must not stop the other files
+            self.context.warn(f"gemini: {chat.path}: cannot parse: {type(e).__name__}: {e}")
+            return None
+
+
+def discover() -> list[dict[str, Any]]:
+    """The Gemini CLI folder of this computer, when it holds chats."""
+    root = store.default_root()
+    return [{"path": str(root)}] if (root / "tmp").is_dir() else []

@@ -1,0 +1,103 @@
+"""Find the chat recordings in a Gemini CLI folder (`~/.gemini`).
+
+Layout (gemini-cli `config/storage.ts`, `services/chatRecordingService.ts`):
+`tmp/<project>/chats/session-<YYYY-MM-DDTHH-MM>-<8 chars of the id>.jsonl` (`.json` before 0.40),
+and sub-agent chats in `tmp/<project>/chats/<parent session id>/<session id>.jsonl`. `<project>`
+is a short slug registered in `projects.json` (`{"projects": {path: slug}}`) with the path also
+in `tmp/<slug>/.project_root`; older builds named the folder with the SHA-256 of the path."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+SUFFIXES = (".jsonl", ".json")
+
+
+@dataclass(frozen=True)
+class ChatFile:
+    path: Path
+    key: str  # the cursor key: the name without its suffix, under its parent's id for a sub-agent
+    project: Path  # tmp/<project>
+    parent_id: str | None  # the parent session of a sub-agent chat
+    document: bool  # a pre-0.40 .json recording
+
+
+def _chat(path: Path, project: Path, parent_id: str | None) -> ChatFile | None:
+    if path.suffix not in SUFFIXES:
+        return None
+    if parent_id is None and not path.name.startswith("session-"):
+        return None
+    stem = path.name[: -len(path.suffix)]
+    return ChatFile(path, f"{parent_id}/{stem}" if parent_id else stem, project, parent_id, path.suffix == ".json")
+
+
+def walk(root: Path, warn: Callable[[str], None]) -> list[ChatFile]:
+    """Every recording under `root/tmp`, one per key: a `.jsonl` wins over the `.json` it was
+    migrated from (resuming an old chat copies it into a `.jsonl` and leaves the `.json`)."""
+    found: dict[str, ChatFile] = {}
+
+    def listing(folder: Path) -> list[Path]:
+        try:
+            return sorted(folder.iterdir())
+        except FileNotFoundError:
+            return []
+        except OSError as e:
+            warn(f"gemini: {folder}: cannot list folder: {e.strerror or e}")
+            return []
+
+    def keep(chat: ChatFile | None) -> None:
+        if chat is None:
+            return
+        held = found.get(chat.key)
+        if held is None or (held.document and not chat.document):
+            found[chat.key] = chat
+
+    for project in listing(root / "tmp"):
+        chats = project / "chats"
+        if not chats.is_dir():
+            continue
+        for entry in listing(chats):
+            if entry.is_dir():
+                for sub in listing(entry):
+                    if sub.is_file():
+                        keep(_chat(sub, project, entry.name))
+            elif entry.is_file():
+                keep(_chat(entry, project, None))
+    return list(found.values())
+
+
+def project_roots(root: Path, project: Path, registry: dict[str, str]) -> list[str]:
+    """Candidate working folders of a project folder: its `.project_root` marker, then the
+    paths `projects.json` maps to its name."""
+    out = []
+    try:
+        marker = (project / ".project_root").read_text(encoding="utf-8", errors="replace").strip()
+        if marker:
+            out.append(marker)
+    except OSError:
+        pass
+    out += [path for path, slug in registry.items() if slug == project.name]
+    return list(dict.fromkeys(out))
+
+
+def registry(root: Path) -> dict[str, str]:
+    """`projects.json`: {project path: slug}; empty when absent or unreadable."""
+    try:
+        data = json.loads((root / "projects.json").read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return {}
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict):
+        return {}
+    return {k: v for k, v in projects.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def default_root() -> Path:
+    """Gemini keeps its state in `.gemini` under its home: `$GEMINI_CLI_HOME` when set, else the
+    user's home."""
+    home = os.environ.get("GEMINI_CLI_HOME", "").strip()
+    return (Path(os.path.expanduser(home)) if home else Path.home()) / ".gemini"
