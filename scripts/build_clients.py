@@ -4,6 +4,9 @@ clients/core/ holds the one source of the client logic (jezero_client.py: standa
 Python 3.9+). Each agent plugin, clients/<agent>/, installs on its own through its agent's
 mechanism, so it must carry a copy: this script writes it, and `--check` (run by the tests)
 fails when a copy differs from the core, so a fix made in a copy cannot silently drift.
+A plugin with a skills/ folder also gets the shared skill (clients/core/SKILL.md) as
+skills/jezero/SKILL.md, and the server package gets the core as jezero/client_core.py (the app
+runs the same rules as the hooks).
 
     uv run python scripts/build_clients.py          # write the copies
     uv run python scripts/build_clients.py --check  # exit 1 and name each copy that drifted
@@ -30,22 +33,37 @@ def plugin_folders(clients: Path) -> list[Path]:
                   if p.is_dir() and p.name != CORE and not p.name.startswith((".", "_")))
 
 
+SKILL = "SKILL.md"
+SERVER_COPY = Path("jezero") / "client_core.py"
+
+
+def copies(clients: Path) -> list[tuple[Path, Path]]:
+    """(source in the core, copy) for every copy the repository carries."""
+    pairs = []
+    for folder in plugin_folders(clients):
+        pairs += [(clients / CORE / name, folder / name) for name in CORE_FILES]
+        if (folder / "skills").is_dir() and (clients / CORE / SKILL).is_file():
+            pairs.append((clients / CORE / SKILL, folder / "skills" / "jezero" / SKILL))
+    package = clients.parent / SERVER_COPY
+    if package.parent.is_dir():
+        pairs.append((clients / CORE / CORE_FILES[0], package))
+    return pairs
+
+
 def drifted(clients: Path) -> list[Path]:
     """The copies that are missing or differ from the core."""
-    found = []
-    for folder in plugin_folders(clients):
-        for name in CORE_FILES:
-            copy = folder / name
-            if not copy.is_file() or copy.read_bytes() != (clients / CORE / name).read_bytes():
-                found.append(copy)
-    return found
+    return [copy for source, copy in copies(clients)
+            if not copy.is_file() or copy.read_bytes() != source.read_bytes()]
 
 
 def build(clients: Path) -> list[Path]:
     written = []
-    for copy in drifted(clients):
-        shutil.copy2(clients / CORE / copy.name, copy)
-        written.append(copy)
+    stale = set(drifted(clients))
+    for source, copy in copies(clients):
+        if copy in stale:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copy)
+            written.append(copy)
     return written
 
 
@@ -58,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         stale = drifted(clients)
         for copy in stale:
-            print(f"{copy.relative_to(args.root)}: differs from clients/{CORE}/{copy.name} "
+            print(f"{copy.relative_to(args.root)}: differs from its source in clients/{CORE}/ "
                   "(edit the core, then run scripts/build_clients.py)", file=sys.stderr)
         return 1 if stale else 0
     for copy in build(clients):

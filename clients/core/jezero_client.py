@@ -19,6 +19,11 @@ edit this file, never a copy).
     jezero_client.py bridge
         A local MCP server on stdin/stdout that forwards every message to the server's /mcp
         with this device's key, so no agent's configuration holds the key.
+    jezero_client.py hook session-start|prompt|end --agent claude|codex|gemini|copilot|opencode
+        What the agent plugins run on their agent's events: the agent's hook payload on stdin,
+        the context it adds on stdout (Jezero's protocol and the project's newest items at
+        session start, related past work on the first prompt), a detached upload at the end.
+        Never more than 2.5 seconds, always exit 0, nothing on stderr.
 
 The files it keeps live in one folder: $JEZERO_CLIENT_HOME, else the platform config folder
 (~/.config/jezero, ~/Library/Application Support/jezero, %APPDATA%\\jezero).
@@ -759,6 +764,326 @@ def cmd_bridge(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
+# hook: what the agent plugins run on their agent's events (session start, each prompt, the end)
+#
+# Every plugin maps its agent's events to `jezero_client.py hook EVENT --agent AGENT`, with the
+# agent's own hook payload on stdin; this prints what that agent reads back. A hook must never
+# block or break its agent: the work runs in a thread the hook waits for at most HOOK_BUDGET
+# seconds, anything that goes wrong means "no context", nothing is written to stderr, and the
+# exit status is always 0.
+
+HOOK_BUDGET = 2.5
+HOOK_EVENTS = ("session-start", "prompt", "end")
+HOOK_AGENTS = ("claude", "codex", "gemini", "copilot", "opencode")
+HOOK_STATE_FOLDER = "hook-sessions"  # one marker per session whose first prompt was seen
+HOOK_STATE_DAYS = 14  # markers older than this are swept
+OFF_FILE = ".jezero-no-context"  # in the working folder or a folder above it: no context there
+OFF_ENV = "JEZERO_CONTEXT"  # "off" (or 0/false/no) switches the context off for this user or run
+NEWEST_ITEMS = 5
+
+# The event name each agent expects back in hookSpecificOutput (Claude's schema, which Codex and
+# Gemini follow); the payload's own hook_event_name wins when it has one.
+_EVENT_NAMES = {
+    "session-start": {"claude": "SessionStart", "codex": "SessionStart", "gemini": "SessionStart"},
+    "prompt": {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"},
+}
+
+PROTOCOL = """\
+Jezero holds the team's past work (sessions of coding agents, summarised), through the MCP tools
+search, later, timeline, get_item and catalog. How to use it in this session:
+- Before non-trivial work, search Jezero for what was already done or decided on the subject.
+- Before you answer with a decision, a plan, a status or a number that comes from an item, call
+  later on that item: newer work may have changed it.
+- Cite the ids of the items you rely on, as [id].
+- Never guess what past work said or did: if Jezero has nothing, say so.
+- Nothing to save: this session reaches Jezero on its own when it ends."""
+
+# The first-prompt rule (the same as jezero/query/first_prompt.py on the server side). BM25
+# scores cannot be compared across queries, so no fixed score says "related": a hit counts only
+# when two of the prompt's own words appear in its title or summary as whole words.
+STOP_WORDS = frozenset("""
+the and for are but not you your with this that these those from have has had was were will would
+can could should what when where which who why how into onto over under about after before again
+then than there here them they their our ours out off all any some more most other such only own
+same very just also now too its it's let lets use using make made want need please help fix fixed
+thanks thank hello could would get got see look check try new add added like able does did doing
+done yes way one two
+para por que con los las una unos unas del como pero mas más este esta estos estas ese esa eso
+quiero queremos puedes podemos hacer hace haz favor gracias hola ayuda ayudame arreglar arregla
+sobre entre cuando donde porque también tambien muy sin ser son fue hay todo toda todos todas
+""".split())
+MIN_WORD_CHARS = 3
+MAX_PROMPT_WORDS = 20
+FIRST_PROMPT_SEARCH = 8  # results looked at
+MIN_SHARED_WORDS = 2
+MAX_RELATED = 3
+_WORD = re.compile(r"\w+")
+
+
+def fold(text: str) -> str:
+    """Lowercase without accents: "Migración" -> "migracion"."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def prompt_words(prompt: str) -> List[str]:
+    """The prompt's distinctive words: folded, >= 3 characters, no stop words, unique, at most 20."""
+    words = []  # type: List[str]
+    for word in _WORD.findall(fold(prompt)):
+        if len(word) >= MIN_WORD_CHARS and word not in STOP_WORDS and word not in words:
+            words.append(word)
+            if len(words) == MAX_PROMPT_WORDS:
+                break
+    return words
+
+
+def shared_words(words: List[str], hit: Dict[str, Any]) -> List[str]:
+    """The words found as whole words (accent-insensitive) in the hit's title or summary."""
+    present = set(_WORD.findall(fold("{} {}".format(hit.get("title") or "", hit.get("summary") or ""))))
+    return [w for w in words if w in present]
+
+
+def related_items(prompt: str, hits: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Of the search results for the prompt's words (best first), the ones the rule keeps."""
+    words = prompt_words(prompt)
+    if len(words) < MIN_SHARED_WORDS:
+        return []
+    kept = [h for h in hits[:FIRST_PROMPT_SEARCH] if len(shared_words(words, h)) >= MIN_SHARED_WORDS]
+    return kept[:MAX_RELATED]
+
+
+def item_line(hit: Dict[str, Any]) -> str:
+    return "[{}] {} {}".format(hit.get("id"), str(hit.get("occurred_at") or "")[:10], hit.get("title") or "").rstrip()
+
+
+def session_start_text(project: Optional[str], items: List[Dict[str, Any]]) -> str:
+    text = PROTOCOL
+    if project and items:
+        text += "\n\nNewest items of project {} in Jezero:\n".format(project)
+        text += "\n".join(item_line(h) for h in items[:NEWEST_ITEMS])
+    return text
+
+
+def first_prompt_text(items: List[Dict[str, Any]]) -> str:
+    if not items:
+        return ""
+    return ("Possibly related past work in Jezero (check each with get_item before relying on it):\n"
+            + "\n".join(item_line(h) for h in items))
+
+
+def mcp_tool(client: Client, tool: str, arguments: Dict[str, Any], timeout: float) -> Dict[str, Any]:
+    """Call one tool of the server's MCP over HTTP with this device's key (the bridge's route).
+    The server answers each request on its own, so one tools/call needs no session; a server
+    that wants one gets the initialize handshake first. Raises OSError/ValueError on failure."""
+    conn = Connection(client.server, timeout=max(0.05, timeout))
+    headers = {"Authorization": "Bearer " + client.key(), "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    try:
+        for attempt in (1, 2):
+            status, found, data = conn.request("POST", "/mcp", body=json.dumps(call).encode("utf-8"), headers=headers)
+            answers = [a for a in Bridge._answers(found.get("content-type", ""), data)
+                       if isinstance(a, dict) and a.get("id") == 2]
+            if answers and isinstance(answers[0].get("result"), dict):
+                found_result = answers[0]["result"]
+                if found_result.get("isError"):
+                    raise ValueError("tool error")
+                structured = found_result.get("structuredContent")
+                if isinstance(structured, dict):
+                    return structured
+                for part in found_result.get("content") or []:
+                    if isinstance(part, dict) and part.get("type") == "text":
+                        return json.loads(part["text"])
+                raise ValueError("no content")
+            if attempt == 2 or status in (401, 403):
+                raise ValueError("server answered {}".format(status))
+            hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "jezero-hook", "version": VERSION}}}
+            status, found, data = conn.request("POST", "/mcp", body=json.dumps(hello).encode("utf-8"), headers=headers)
+            if found.get("mcp-session-id"):
+                headers["Mcp-Session-Id"] = found["mcp-session-id"]
+            done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            conn.request("POST", "/mcp", body=json.dumps(done).encode("utf-8"), headers=headers)
+    finally:
+        conn.close()
+    raise ValueError("no answer")
+
+
+def _items(answer: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [h for h in answer.get("items") or [] if isinstance(h, dict)]
+
+
+def context_off(cwd: Optional[str], settings: Optional[Dict[str, Any]]) -> bool:
+    """Switched off for this user (the env var, or "context": false in client.json) or for this
+    project (a .jezero-no-context file in the working folder or a folder above it)."""
+    if os.environ.get(OFF_ENV, "").strip().lower() in ("off", "0", "false", "no"):
+        return True
+    if settings and settings.get("context") is False:
+        return True
+    if cwd:
+        try:
+            here = Path(cwd)
+            for folder in (here,) + tuple(here.parents):
+                if (folder / OFF_FILE).exists():
+                    return True
+        except (OSError, ValueError):
+            pass
+    return False
+
+
+def _payload_text(payload: Dict[str, Any], *names: str) -> Optional[str]:
+    for name in names:
+        value = payload.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _first_prompt(home: Path, agent: str, session: Optional[str]) -> bool:
+    """True the first time a session's prompt is seen (a marker in the client folder says so
+    afterwards). A payload without a session id counts as a first prompt every time."""
+    if not session:
+        return True
+    folder = home / HOOK_STATE_FOLDER
+    marker = folder / (agent + "-" + hashlib.sha256(session.encode("utf-8")).hexdigest()[:32])
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(str(marker), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    try:  # sweep old markers now and then (a session resumed after that is "new" again)
+        if secrets.randbelow(20) == 0:
+            cutoff = time.time() - HOOK_STATE_DAYS * 86400
+            for old in folder.iterdir():
+                if old.stat().st_mtime < cutoff:
+                    old.unlink()
+    except OSError:
+        pass
+    return True
+
+
+def hook_context(event: str, agent: str, payload: Dict[str, Any], deadline: float) -> str:
+    """The text the hook adds to the session ("" for nothing)."""
+    home = client_home()
+    try:
+        client = Client(home)  # type: Optional[Client]
+    except ClientError:
+        client = None  # no device here: the tools cannot answer, so no protocol either
+    if client is None:
+        return ""
+    cwd = _payload_text(payload, "cwd", "directory") or os.getcwd()
+    if context_off(cwd, client.settings):
+        return ""
+    if event == "session-start":
+        project = resolve_project(cwd, client.settings.get("roots"))
+        items = []  # type: List[Dict[str, Any]]
+        if project:
+            try:
+                items = _items(mcp_tool(client, "timeline", {"project": project, "limit": NEWEST_ITEMS},
+                                        deadline - time.monotonic()))
+            except Exception:
+                items = []  # server down or slow: the protocol alone
+        return session_start_text(project, items)
+    if event == "prompt":
+        session = _payload_text(payload, "session_id", "sessionId")
+        prompt = _payload_text(payload, "prompt", "initialPrompt") or ""
+        if not _first_prompt(home, agent, session):
+            return ""
+        words = prompt_words(prompt)
+        if len(words) < MIN_SHARED_WORDS:
+            return ""
+        answer = mcp_tool(client, "search", {"query": " ".join(words), "limit": FIRST_PROMPT_SEARCH},
+                          deadline - time.monotonic())
+        return first_prompt_text(related_items(prompt, _items(answer)))
+    return ""
+
+
+def hook_output(event: str, agent: str, payload: Dict[str, Any], text: str) -> str:
+    """The text in the form the agent reads back from its hook's stdout."""
+    if not text or event == "end":
+        return ""
+    if agent == "opencode":  # its JS plugin takes the text as is
+        return text
+    if agent == "copilot":  # Copilot reads additionalContext at the top level only
+        return json.dumps({"additionalContext": text})
+    name = payload.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        name = _EVENT_NAMES[event][agent]
+    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}})
+
+
+def _read_payload(stream) -> Dict[str, Any]:
+    try:
+        raw = stream.read(4 * 1024 * 1024) if stream is not None and not stream.isatty() else ""
+        payload = json.loads(raw) if raw and raw.strip() else {}
+        return payload if isinstance(payload, dict) else {}
+    except Exception:
+        return {}
+
+
+def _hook_upload() -> None:
+    """Start the detached upload of every agent's changed sessions (returns at once)."""
+    client = Client(client_home())
+    if client.settings.get("upload") is False:
+        return
+    command = [sys.executable, os.path.abspath(__file__), "upload", "--wait"]
+    options = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+               "close_fds": True}  # type: Dict[str, Any]
+    if os.name == "nt":
+        options["creationflags"] = getattr(subprocess, "DETACHED_PROCESS", 0x8) | getattr(
+            subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
+    else:
+        options["start_new_session"] = True
+    subprocess.Popen(command, **options)
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    """Always exit 0, print only what the agent reads, never write to stderr."""
+    started = time.monotonic()
+    deadline = started + HOOK_BUDGET - 0.2  # leave time to print and exit
+    found = {"text": ""}
+    if args.event not in HOOK_EVENTS or args.agent not in HOOK_AGENTS:
+        return 0  # a plugin from a newer core: adding nothing is the safe answer
+    try:
+        payload = _read_payload(sys.stdin)
+        if args.event == "end":
+            _hook_upload()
+        else:
+            def work() -> None:
+                try:
+                    found["text"] = hook_context(args.event, args.agent, payload, deadline)
+                except Exception:
+                    found["text"] = ""
+
+            worker = threading.Thread(target=work, daemon=True)
+            worker.start()
+            worker.join(max(0.0, deadline - time.monotonic()))
+            if worker.is_alive():  # out of time: session start still gets the protocol
+                found["text"] = PROTOCOL if args.event == "session-start" and _device_here() else ""
+            out = hook_output(args.event, args.agent, payload, found["text"])
+            if out:
+                sys.stdout.write(out + "\n")
+                sys.stdout.flush()
+    except BaseException:
+        pass
+    return 0
+
+
+def _device_here() -> bool:
+    try:
+        client = Client(client_home())
+    except Exception:
+        return False
+    return not context_off(os.getcwd(), client.settings)
+
+
+# ------------------------------------------------------------------------------------------------
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -778,8 +1103,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--claude", help="the Claude Code folder (default $CLAUDE_CONFIG_DIR or ~/.claude)")
     p.add_argument("--codex", help="the Codex folder (default $CODEX_HOME or ~/.codex)")
     sub.add_parser("bridge", help="a stdio MCP server forwarding to the server with this device's key")
+    p = sub.add_parser("hook", help="an agent plugin's hook: read the agent's payload on stdin, print its context")
+    p.add_argument("event", help="session-start, prompt or end")
+    p.add_argument("--agent", default="claude", help="claude, codex, gemini, copilot or opencode")
     args = parser.parse_args(argv)
-    commands = {"init": cmd_init, "status": cmd_status, "upload": cmd_upload, "bridge": cmd_bridge}
+    commands = {"init": cmd_init, "status": cmd_status, "upload": cmd_upload, "bridge": cmd_bridge,
+                "hook": cmd_hook}
     if args.command not in commands:
         parser.print_help(sys.stderr)
         return 2
