@@ -56,7 +56,8 @@ class Served:
 def served_device(folder: Path, titles: list[str] = TITLES):
     """A running server with the items, a device approved on it, and a git working folder."""
     store_items(folder / "server" / "library.sqlite3", titles)
-    with jezero_serve(folder / "server") as server:
+    # A session just written is ingested at once (no wait for it to go quiet).
+    with jezero_serve(folder / "server", extra_config="\n[ingest]\nsettle_minutes = 0\n") as server:
         home = folder / "device"
         env = {**os.environ, "JEZERO_CLIENT_HOME": str(home)}
         made = subprocess.run([sys.executable, str(CLIENT), "init", "--server", server.base, "--device", "laptop"],
