@@ -104,4 +104,37 @@ def test_claude_code_plugin(tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
         assert "MOCK-REPLY" in done.stdout
         assert_context_reached(mock)
+        # The MCP tools came through the plugin's local bridge (no key in Claude's configuration).
+        assert "mcp__plugin_jezero_jezero__search" in mock.sent()
         assert_ingests(served, "claude", tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------
+# Codex CLI
+
+
+def test_codex_plugin(tmp_path):
+    codex = cli("codex")
+    with served_device(tmp_path) as served, MockModel() as mock:
+        home = tmp_path / "home"
+        codex_home = home / ".codex"
+        codex_home.mkdir(parents=True)
+        (codex_home / "config.toml").write_text(
+            'model = "gpt-4.1"\nmodel_provider = "mock"\ncheck_for_update_on_startup = false\n\n'
+            '[analytics]\nenabled = false\n\n'
+            f'[model_providers.mock]\nname = "mock"\nbase_url = "{mock.url}/v1"\nwire_api = "responses"\n'
+            'env_key = "MOCK_API_KEY"\n\n')
+        env = scratch_env(home, served, CODEX_HOME=str(codex_home), MOCK_API_KEY="dummy")
+        # Installed as a user would: the repository is the marketplace, the plugin comes from it.
+        for step in (["plugin", "marketplace", "add", str(REPO)], ["plugin", "add", "jezero@jezero"]):
+            done = run([str(codex), *step], env, served.workdir)
+            assert done.returncode == 0, done.stdout + done.stderr
+        done = run([str(codex), "exec", "--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox",
+                    "--skip-git-repo-check", FIRST_PROMPT], env, served.workdir)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "MOCK-REPLY" in done.stdout
+        assert_context_reached(mock)
+        # The MCP tools came through the plugin's local bridge (no key in Codex's configuration).
+        assert "mcp__jezero" in mock.sent()
+        assert "jz_" not in (codex_home / "config.toml").read_text()
+        assert_ingests(served, "codex", tmp_path)
