@@ -138,3 +138,34 @@ def test_codex_plugin(tmp_path):
         assert "mcp__jezero" in mock.sent()
         assert "jz_" not in (codex_home / "config.toml").read_text()
         assert_ingests(served, "codex", tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------
+# Gemini CLI
+
+
+def test_gemini_extension(tmp_path):
+    gemini = cli("gemini")
+    with served_device(tmp_path) as served, MockModel() as mock:
+        home = tmp_path / "home"
+        (home / ".gemini").mkdir(parents=True)
+        # An API key with a base URL (a base URL alone selects "gateway" auth, which 0.61 refuses).
+        (home / ".gemini" / "settings.json").write_text(json.dumps({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "general": {"disableAutoUpdate": True}, "privacy": {"usageStatisticsEnabled": False}}))
+        # The user policy the extension's README asks for: Jezero's read-only tools without asking.
+        (home / ".gemini" / "policies").mkdir()
+        shutil.copy(CLIENTS / "gemini" / "user-policy" / "jezero.toml", home / ".gemini" / "policies")
+        env = scratch_env(home, served, GOOGLE_GEMINI_BASE_URL=mock.url, GEMINI_API_KEY="dummy",
+                          GEMINI_CLI_TRUST_WORKSPACE="true", GEMINI_CLI_NO_RELAUNCH="true")
+        validated = run([str(gemini), "extensions", "validate", str(CLIENTS / "gemini")], env, served.workdir)
+        assert validated.returncode == 0, validated.stdout + validated.stderr
+        done = run([str(gemini), "extensions", "install", str(CLIENTS / "gemini"), "--consent"], env, served.workdir)
+        assert done.returncode == 0, done.stdout + done.stderr
+        done = run([str(gemini), "-p", FIRST_PROMPT], env, served.workdir)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "MOCK-REPLY" in done.stdout
+        assert_context_reached(mock)
+        assert "mcp_jezero_search" in mock.sent()
+        assert "jz_" not in (home / ".gemini" / "settings.json").read_text()
+        assert_ingests(served, "gemini", tmp_path)

@@ -934,6 +934,15 @@ def context_off(cwd: Optional[str], settings: Optional[Dict[str, Any]]) -> bool:
     return False
 
 
+# Context the agent already wrapped into the prompt it hands to the hook (Gemini puts the
+# session-start hook's text in front of the first prompt): not the user's words.
+_INJECTED = re.compile(r"<(hook_context|system[-_]reminder)>.*?</\1>", re.S)
+
+
+def user_prompt(text: str) -> str:
+    return _INJECTED.sub(" ", text)
+
+
 def _payload_text(payload: Dict[str, Any], *names: str) -> Optional[str]:
     for name in names:
         value = payload.get(name)
@@ -992,7 +1001,7 @@ def hook_context(event: str, agent: str, payload: Dict[str, Any], deadline: floa
         return session_start_text(project, items)
     if event == "prompt":
         session = _payload_text(payload, "session_id", "sessionId")
-        prompt = _payload_text(payload, "prompt", "initialPrompt") or ""
+        prompt = user_prompt(_payload_text(payload, "prompt", "initialPrompt") or "")
         if not _first_prompt(home, agent, session):
             return ""
         words = prompt_words(prompt)
@@ -1052,6 +1061,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
         return 0  # a plugin from a newer core: adding nothing is the safe answer
     try:
         payload = _read_payload(sys.stdin)
+        _capture(args.event, args.agent, payload)
         if args.event == "end":
             _hook_upload()
         else:
@@ -1073,6 +1083,18 @@ def cmd_hook(args: argparse.Namespace) -> int:
     except BaseException:
         pass
     return 0
+
+
+def _capture(event: str, agent: str, payload: Dict[str, Any]) -> None:
+    """With JEZERO_HOOK_LOG set, append each payload the agent sent to that file (to capture
+    real payloads for tests, or to see what an agent sends)."""
+    target = os.environ.get("JEZERO_HOOK_LOG", "").strip()
+    if target:
+        try:
+            with open(target, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"event": event, "agent": agent, "payload": payload}) + "\n")
+        except OSError:
+            pass
 
 
 def _device_here() -> bool:
