@@ -12,7 +12,7 @@ edit this file, never a copy).
         this computer: the line holds only its SHA-256 digest.
     jezero_client.py status [--json]
         Server, device, key digest, whether the server knows the key, the last upload.
-    jezero_client.py upload [--wait] [--claude DIR] [--codex DIR]
+    jezero_client.py upload [--wait] [--claude DIR] [--codex DIR] [--gemini DIR] [--copilot DIR] [--opencode DIR]
         Send the agents' session files that changed since the last upload into the server's
         inbox. Without --wait it starts a detached process and returns at once, so an agent's
         hook never waits for the network.
@@ -243,9 +243,42 @@ def _codex_layout(parts: List[str]) -> bool:
     return False
 
 
-LAYOUTS = {"claude": _claude_layout, "codex": _codex_layout}
+_GEMINI_CHAT = re.compile(r"^session-[A-Za-z0-9._-]+\.jsonl?$")
+_GEMINI_SUB_CHAT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.jsonl?$")
+_COPILOT_FLAT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.jsonl$")
+_OPENCODE_DB = re.compile(r"^opencode(-[A-Za-z0-9_-]+)?\.db$")
+_OPENCODE_JSON = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.json$")
+
+
+def _gemini_layout(parts: List[str]) -> bool:
+    if parts == ["projects.json"]:
+        return True
+    if len(parts) == 4 and parts[0] == "tmp" and parts[2] == "chats":
+        return bool(_GEMINI_CHAT.match(parts[3]))
+    if len(parts) == 5 and parts[0] == "tmp" and parts[2] == "chats":
+        return bool(_GEMINI_SUB_CHAT.match(parts[4]))
+    return False
+
+
+def _copilot_layout(parts: List[str]) -> bool:
+    if len(parts) == 3 and parts[0] == "session-state":
+        return parts[2] in ("events.jsonl", "workspace.yaml")
+    return len(parts) == 2 and parts[0] == "session-state" and bool(_COPILOT_FLAT.match(parts[1]))
+
+
+def _opencode_layout(parts: List[str]) -> bool:
+    if len(parts) == 1:
+        return bool(_OPENCODE_DB.match(parts[0]))
+    if len(parts) == 4 and parts[0] == "storage" and parts[1] in ("session", "message", "part"):
+        return bool(_OPENCODE_JSON.match(parts[3]))
+    return False
+
+
+LAYOUTS = {"claude": _claude_layout, "codex": _codex_layout, "gemini": _gemini_layout, "copilot": _copilot_layout,
+           "opencode": _opencode_layout}
 # The top folders (or files) of each store that hold what the layouts accept.
-TOPS = {"claude": ["projects"], "codex": ["sessions", "archived_sessions", "session_index.jsonl"]}
+TOPS = {"claude": ["projects"], "codex": ["sessions", "archived_sessions", "session_index.jsonl"],
+        "gemini": ["projects.json", "tmp"], "copilot": ["session-state"], "opencode": ["storage"]}
 
 
 def accepted(agent: str, relative: str) -> bool:
@@ -256,17 +289,34 @@ def accepted(agent: str, relative: str) -> bool:
     return all(_NAME.match(p) for p in parts) and LAYOUTS[agent](parts)
 
 
+def _env_path(name: str) -> Optional[Path]:
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
+
+
 def default_stores() -> Dict[str, Path]:
-    claude = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
-    codex = os.environ.get("CODEX_HOME", "").strip()
+    """Each agent's store on this computer, where the agent itself looks for it."""
+    home = Path.home()
+    gemini_home = _env_path("GEMINI_CLI_HOME")
+    data = _env_path("XDG_DATA_HOME") or home / ".local" / "share"
     return {
-        "claude": Path(claude).expanduser() if claude else Path.home() / ".claude",
-        "codex": Path(codex).expanduser() if codex else Path.home() / ".codex",
+        "claude": _env_path("CLAUDE_CONFIG_DIR") or home / ".claude",
+        "codex": _env_path("CODEX_HOME") or home / ".codex",
+        "gemini": (gemini_home or home) / ".gemini",
+        "copilot": _env_path("COPILOT_HOME") or home / ".copilot",
+        "opencode": data / "opencode",
     }
 
 
 def store_files(agent: str, root: Path) -> Iterator[Tuple[str, Path]]:
     """(path inside the store, file) for every file of the store the inbox accepts."""
+    if agent == "opencode":  # its SQLite stores sit at the top of its data folder
+        try:
+            for db in sorted(root.glob("opencode*.db")):
+                if db.is_file() and accepted(agent, db.name):
+                    yield db.name, db
+        except OSError:
+            pass
     for top in TOPS[agent]:
         start = root / top
         if start.is_file():
@@ -369,10 +419,77 @@ def session_cwd(path: Path) -> Optional[str]:
             continue
         if not isinstance(obj, dict):
             continue
-        for holder in (obj, obj.get("payload")):
+        data = obj.get("data")
+        context = data.get("context") if isinstance(data, dict) else None  # Copilot's session.start
+        for holder in (obj, obj.get("payload"), context):
             if isinstance(holder, dict) and isinstance(holder.get("cwd"), str) and holder["cwd"].strip():
                 return holder["cwd"]
     return None
+
+
+def _gemini_cwd(root: Path, relative: str) -> Optional[str]:
+    """Gemini's chats do not record their folder: tmp/<name>/ is the project folder that
+    projects.json ({"projects": {folder: name}}) or tmp/<name>/.project_root names."""
+    parts = relative.split("/")
+    if len(parts) < 3 or parts[0] != "tmp":
+        return None
+    try:
+        marker = (root / "tmp" / parts[1] / ".project_root").read_text(encoding="utf-8").strip()
+        if marker:
+            return marker
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        known = json.loads((root / "projects.json").read_text(encoding="utf-8")).get("projects") or {}
+        for folder, name in known.items():
+            if name == parts[1]:
+                return folder
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def upload_cwd(agent: str, root: Path, relative: str, path: Path) -> Optional[str]:
+    """The working folder of the session in an uploaded file (None when the file has none:
+    OpenCode's database holds every session, each with its own folder)."""
+    if agent == "gemini":
+        return _gemini_cwd(root, relative)
+    if agent == "opencode" or not path.name.endswith(".jsonl"):
+        return None
+    return session_cwd(path)
+
+
+def sqlite_snapshot(db: Path, target: Path) -> None:
+    """A consistent copy of a live SQLite database (WAL included) through SQLite's online
+    backup: the file alone may miss transactions still in its -wal, or be torn by a checkpoint."""
+    import sqlite3
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        target.unlink()
+    source = sqlite3.connect("file:" + str(db) + "?mode=ro", uri=True, timeout=5)
+    try:
+        copy = sqlite3.connect(str(target))
+        try:
+            source.backup(copy)
+        finally:
+            copy.close()
+    finally:
+        source.close()
+    os.chmod(str(target), 0o600)
+
+
+def _signature(path: Path) -> List[int]:
+    """Size and modification time; a SQLite store adds its -wal (where new writes land first)."""
+    st = path.stat()
+    sig = [st.st_size, st.st_mtime_ns]
+    if path.name.endswith(".db"):
+        try:
+            wal = os.stat(str(path) + "-wal")
+            sig += [wal.st_size, wal.st_mtime_ns]
+        except OSError:
+            pass
+    return sig
 
 
 # ------------------------------------------------------------------------------------------------
@@ -527,16 +644,22 @@ class _Exactly:
         return data
 
 
+STORE_OPTIONS = ("claude", "codex", "gemini", "copilot", "opencode")
+
+
 def _content_type(name: str) -> str:
-    return "application/zstd" if name.endswith(".zst") else "application/octet-stream"
+    if name.endswith(".zst"):
+        return "application/zstd"
+    if name.endswith(".db"):
+        return "application/vnd.sqlite3"
+    return "application/octet-stream"
 
 
 def _stores_from(args: argparse.Namespace) -> Dict[str, Path]:
     stores = default_stores()
-    if getattr(args, "claude", None):
-        stores["claude"] = Path(args.claude).expanduser()
-    if getattr(args, "codex", None):
-        stores["codex"] = Path(args.codex).expanduser()
+    for agent in STORE_OPTIONS:
+        if getattr(args, agent, None):
+            stores[agent] = Path(getattr(args, agent)).expanduser()
     return stores
 
 
@@ -553,22 +676,30 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
         for agent, root in sorted(stores.items()):
             for relative, path in store_files(agent, root):
                 try:
-                    st = path.stat()
+                    sig = _signature(path)
                 except OSError:
                     continue
-                sig = [st.st_size, st.st_mtime_ns]
                 entry = agent + "/" + relative
-                if files.get(entry) == sig or st.st_size == 0:
+                if files.get(entry) == sig or sig[0] == 0:
                     continue
+                send = path
+                if path.name.endswith(".db"):
+                    send = client.home / "snapshots" / (agent + "-" + path.name)
+                    try:
+                        sqlite_snapshot(path, send)
+                    except Exception as e:  # busy, locked, not a database: try again next time
+                        log(f"cannot snapshot {path}: {e}")
+                        continue
+                size = send.stat().st_size
                 headers = {"Authorization": "Bearer " + key, "Content-Type": _content_type(path.name),
-                           "Content-Length": str(st.st_size)}
-                project = resolve_project(session_cwd(path), client.settings.get("roots"))
+                           "Content-Length": str(size)}
+                project = resolve_project(upload_cwd(agent, root, relative, path), client.settings.get("roots"))
                 if project:
                     headers[PROJECT_HEADER] = project
                 try:
-                    with open(str(path), "rb") as f:
+                    with open(str(send), "rb") as f:
                         status, _, data = conn.request("PUT", f"/inbox/v1/{agent}/{relative}",
-                                                       body=_Exactly(f, st.st_size), headers=headers)
+                                                       body=_Exactly(f, size), headers=headers)
                 except OSError as e:
                     summary["error"] = f"cannot reach {client.server}: {e}"
                     log(summary["error"])
@@ -588,7 +719,7 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
                     except (ValueError, UnicodeDecodeError, AttributeError):
                         pass
                     summary["sent" if changed else "unchanged"] += 1
-                    summary["bytes"] += st.st_size if changed else 0
+                    summary["bytes"] += size if changed else 0
                 else:  # refused for good (layout, size, type): not sent again until it changes
                     summary["refused"] += 1
                     log(f"refused {entry}: {status} {_error_text(data)}")
@@ -636,8 +767,8 @@ def cmd_upload(args: argparse.Namespace) -> int:
         return run_upload(args)
     Client(client_home())  # a device that is not set up says so now, not in a log
     command = [sys.executable, os.path.abspath(__file__), "upload", "--wait"]
-    for option in ("claude", "codex"):
-        if getattr(args, option):
+    for option in STORE_OPTIONS:
+        if getattr(args, option, None):
             command += [f"--{option}", getattr(args, option)]
     options = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
                "close_fds": True}  # type: Dict[str, Any]
@@ -1124,6 +1255,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--verbose", action="store_true", help="also print the log lines to stderr")
     p.add_argument("--claude", help="the Claude Code folder (default $CLAUDE_CONFIG_DIR or ~/.claude)")
     p.add_argument("--codex", help="the Codex folder (default $CODEX_HOME or ~/.codex)")
+    p.add_argument("--gemini", help="the Gemini CLI folder (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)")
+    p.add_argument("--copilot", help="the Copilot CLI folder (default $COPILOT_HOME or ~/.copilot)")
+    p.add_argument("--opencode", help="OpenCode's data folder (default $XDG_DATA_HOME/opencode or ~/.local/share/opencode)")
     sub.add_parser("bridge", help="a stdio MCP server forwarding to the server with this device's key")
     p = sub.add_parser("hook", help="an agent plugin's hook: read the agent's payload on stdin, print its context")
     p.add_argument("event", help="session-start, prompt or end")
