@@ -169,3 +169,27 @@ def test_gemini_extension(tmp_path):
         assert "mcp_jezero_search" in mock.sent()
         assert "jz_" not in (home / ".gemini" / "settings.json").read_text()
         assert_ingests(served, "gemini", tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------
+# GitHub Copilot CLI
+
+
+def test_copilot_plugin(tmp_path):
+    copilot = cli("copilot")
+    with served_device(tmp_path) as served, MockModel() as mock:
+        home = tmp_path / "home"
+        # Copilot unpacks itself (~235 MB) into its cache folder on the first run: keep that once.
+        env = scratch_env(home, served, COPILOT_OFFLINE="true", COPILOT_PROVIDER_BASE_URL=mock.url + "/v1",
+                          COPILOT_PROVIDER_TYPE="openai", COPILOT_PROVIDER_API_KEY="dummy", COPILOT_MODEL="gpt-4.1",
+                          XDG_CACHE_HOME=str(CACHE / "copilot" / "cache"))
+        # Installed as a user would: the repository is the marketplace, the plugin comes from it.
+        for step in (["plugin", "marketplace", "add", str(REPO)], ["plugin", "install", "jezero@jezero"]):
+            done = run([str(copilot), *step], env, served.workdir)
+            assert done.returncode == 0, done.stdout + done.stderr
+        done = run([str(copilot), "-p", FIRST_PROMPT, "--allow-all-tools"], env, served.workdir)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "MOCK-REPLY" in done.stdout
+        assert_context_reached(mock)
+        assert "jezero-search" in mock.sent()
+        assert_ingests(served, "copilot", tmp_path)
