@@ -42,7 +42,10 @@ def cli(agent: str) -> Path:
 def scratch_env(home: Path, served, **extra: str) -> dict[str, str]:
     """A scratch HOME per agent, so nothing of the machine's own agent setup is read or changed."""
     home.mkdir(parents=True, exist_ok=True)
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "SYSTEMROOT")}
+    # JEZERO_HOOK_LOG (when set) makes the core append each hook payload to that file: how the
+    # payloads in tests/data/hook_payloads/ were captured.
+    keep = {k: v for k, v in os.environ.items()
+            if k in ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "SYSTEMROOT", "JEZERO_HOOK_LOG")}
     return {**keep, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_STATE_HOME": str(home / ".local" / "state"), "NO_COLOR": "1", **served.env(), **extra}
@@ -193,3 +196,40 @@ def test_copilot_plugin(tmp_path):
         assert_context_reached(mock)
         assert "jezero-search" in mock.sent()
         assert_ingests(served, "copilot", tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------
+# OpenCode
+
+
+def test_opencode_plugin(tmp_path):
+    opencode = cli("opencode")
+    sdk = CACHE / "opencode-plugin-sdk"
+    if not (sdk / "node_modules" / "@opencode-ai" / "plugin").is_dir():
+        pytest.skip(f"OpenCode's plugin SDK is not in {sdk} (scripts/install_agent_clis.sh opencode installs it): "
+                    "without it OpenCode tries to install it at startup, which offline only fails after minutes")
+    with served_device(tmp_path) as served, MockModel() as mock:
+        home = tmp_path / "home"
+        config = home / ".config" / "opencode"
+        # Installed as the README says: the plugin file and the core, copied into OpenCode's plugins folder.
+        (config / "plugins").mkdir(parents=True)
+        for name in ("jezero.js", "jezero_client.py"):
+            shutil.copy(CLIENTS / "opencode" / name, config / "plugins" / name)
+        # OpenCode installs the plugin SDK into its config folder when a local plugin exists: give it the cached one.
+        shutil.copy(sdk / "package.json", config / "package.json")
+        shutil.copytree(sdk / "node_modules", config / "node_modules", symlinks=True)
+        model = {"name": "Mock", "tool_call": True, "limit": {"context": 128000, "output": 4096}}
+        (config / "opencode.json").write_text(json.dumps({
+            "$schema": "https://opencode.ai/config.json",
+            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                                  "options": {"baseURL": mock.url + "/v1", "apiKey": "dummy"},
+                                  "models": {"mock-model": model}}},
+            "model": "mock/mock-model", "small_model": "mock/mock-model", "autoupdate": False, "share": "disabled"}))
+        env = scratch_env(home, served, OPENCODE_DISABLE_MODELS_FETCH="true", OPENCODE_DISABLE_AUTOUPDATE="true",
+                          OPENCODE_DISABLE_LSP_DOWNLOAD="true", OPENCODE_DISABLE_SHARE="true")
+        done = run([str(opencode), "run", FIRST_PROMPT], env, served.workdir)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "MOCK-REPLY" in done.stdout
+        assert_context_reached(mock)
+        assert "jezero_search" in mock.sent()
+        assert_ingests(served, "opencode", tmp_path)
