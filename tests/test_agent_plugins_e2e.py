@@ -92,9 +92,10 @@ def assert_ingests(served, agent: str, tmp_path: Path) -> None:
 
 def test_claude_code_plugin(tmp_path):
     claude = cli("claude")
-    validated = subprocess.run([str(claude), "plugin", "validate", str(CLIENTS / "claude")], capture_output=True,
-                               text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path / "v")})
-    assert validated.returncode == 0, validated.stdout + validated.stderr
+    for target in (CLIENTS / "claude", REPO):  # the plugin, and the repository's marketplace
+        validated = subprocess.run([str(claude), "plugin", "validate", str(target)], capture_output=True,
+                                   text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path / "v")})
+        assert validated.returncode == 0, validated.stdout + validated.stderr
     with served_device(tmp_path) as served, MockModel() as mock:
         env = scratch_env(tmp_path / "home", served, ANTHROPIC_BASE_URL=mock.url, ANTHROPIC_API_KEY="dummy",
                           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",

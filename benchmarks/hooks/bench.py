@@ -133,11 +133,30 @@ def main() -> None:
             assert done.returncode == 0 and not done.stderr, done.stderr
             injected += bool(done.stdout.strip())
             prompt.append(ms)
+        # The server's share: the same two calls made in this process (no interpreter start).
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("jezero_client", CORE)
+        core = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(core)
+        os.environ["JEZERO_CLIENT_HOME"] = env["JEZERO_CLIENT_HOME"]
+        client = core.Client(core.client_home())
+        calls = {"timeline": [], "search": []}
+        for i in range(args.runs):
+            t0 = time.perf_counter()
+            core.mcp_tool(client, "timeline", {"project": PROJECT, "limit": core.NEWEST_ITEMS}, 10)
+            calls["timeline"].append((time.perf_counter() - t0) * 1000)
+            query = " ".join(core.prompt_words(" ".join(rng.sample(words, rng.randint(3, 8)))))
+            t0 = time.perf_counter()
+            core.mcp_tool(client, "search", {"query": query, "limit": core.FIRST_PROMPT_SEARCH}, 10)
+            calls["search"].append((time.perf_counter() - t0) * 1000)
         later = [hook("prompt", {"session_id": f"s{i}", "cwd": str(workdir), "prompt": "again"}, env, args.python)[0]
                  for i in range(min(args.runs, 30))]
         print(f"session start (timeline)            {figures(start)}   newest items shown in {found}/{args.runs}")
         print(f"first prompt (search + rule)        {figures(prompt)}   items added in {injected}/{args.runs}")
         print(f"later prompt (nothing to do)        {figures(later)}")
+        print(f"  in process: timeline call         {figures(calls['timeline'])}")
+        print(f"  in process: search call           {figures(calls['search'])}")
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -1206,7 +1206,8 @@ def cmd_hook(args: argparse.Namespace) -> int:
             worker.start()
             worker.join(max(0.0, deadline - time.monotonic()))
             if worker.is_alive():  # out of time: session start still gets the protocol
-                found["text"] = PROTOCOL if args.event == "session-start" and _device_here() else ""
+                cwd = _payload_text(payload, "cwd", "directory") or os.getcwd()
+                found["text"] = PROTOCOL if args.event == "session-start" and _device_here(cwd) else ""
             out = hook_output(args.event, args.agent, payload, found["text"])
             if out:
                 sys.stdout.write(out + "\n")
@@ -1228,12 +1229,13 @@ def _capture(event: str, agent: str, payload: Dict[str, Any]) -> None:
             pass
 
 
-def _device_here() -> bool:
+def _device_here(cwd: str) -> bool:
+    """A device is set up and the context is not switched off for this folder."""
     try:
         client = Client(client_home())
     except Exception:
         return False
-    return not context_off(os.getcwd(), client.settings)
+    return not context_off(cwd, client.settings)
 
 
 # ------------------------------------------------------------------------------------------------
