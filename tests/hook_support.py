@@ -75,9 +75,9 @@ def served_device(folder: Path, titles: list[str] = TITLES):
 
 
 def run_hook(event: str, agent: str, payload: dict | str, env: dict[str, str], cwd: Path | None = None,
-             client: Path = CLIENT) -> subprocess.CompletedProcess:
+             client: Path = CLIENT, python: str | None = None) -> subprocess.CompletedProcess:
     import json
 
     data = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run([sys.executable, str(client), "hook", event, "--agent", agent], input=data,
+    return subprocess.run([python or sys.executable, str(client), "hook", event, "--agent", agent], input=data,
                           capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd, timeout=60)

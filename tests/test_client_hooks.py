@@ -18,6 +18,7 @@ import pytest
 
 from device_support import CLIENT, free_port
 from hook_support import FIRST_PROMPT, TITLES, run_hook, served_device
+from test_client_core import PY39  # found at import, before any test changes HOME
 
 spec = importlib.util.spec_from_file_location("jezero_client_hooks", CLIENT)
 core = importlib.util.module_from_spec(spec)
@@ -128,6 +129,17 @@ def test_each_agent_gets_the_protocol_and_newest_items_then_the_related_item_onc
     assert [line.split(" ", 2)[2] for line in started.splitlines()[-5:]] == TITLES[:5]
     related = text(first.stdout, "prompt").splitlines()
     assert len(related) == 2 and related[1].endswith(TITLES[0]) and related[1].startswith("[1] ")
+
+
+def test_the_hooks_run_on_python_3_9(served):
+    if PY39 is None:
+        pytest.skip("no Python 3.9 on this machine (the core's floor; vermin checks it statically)")
+    payload = {"session_id": "py39", "cwd": str(served.workdir), "prompt": FIRST_PROMPT}
+    start = run_hook("session-start", "claude", payload, served.env(), python=PY39)
+    first = run_hook("prompt", "claude", payload, served.env(), python=PY39)
+    assert start.stderr == first.stderr == ""
+    assert TITLES[4] in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert TITLES[0] in json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_a_folder_of_no_project_gets_the_protocol_alone(served, tmp_path):
