@@ -12,13 +12,18 @@ edit this file, never a copy).
         this computer: the line holds only its SHA-256 digest.
     jezero_client.py status [--json]
         Server, device, key digest, whether the server knows the key, the last upload.
-    jezero_client.py upload [--wait] [--claude DIR] [--codex DIR]
+    jezero_client.py upload [--wait] [--claude DIR] [--codex DIR] [--gemini DIR] [--copilot DIR] [--opencode DIR]
         Send the agents' session files that changed since the last upload into the server's
         inbox. Without --wait it starts a detached process and returns at once, so an agent's
         hook never waits for the network.
     jezero_client.py bridge
         A local MCP server on stdin/stdout that forwards every message to the server's /mcp
         with this device's key, so no agent's configuration holds the key.
+    jezero_client.py hook session-start|prompt|end --agent claude|codex|gemini|copilot|opencode
+        What the agent plugins run on their agent's events: the agent's hook payload on stdin,
+        the context it adds on stdout (Jezero's protocol and the project's newest items at
+        session start, related past work on the first prompt), a detached upload at the end.
+        Never more than 2.5 seconds, always exit 0, nothing on stderr.
 
 The files it keeps live in one folder: $JEZERO_CLIENT_HOME, else the platform config folder
 (~/.config/jezero, ~/Library/Application Support/jezero, %APPDATA%\\jezero).
@@ -47,7 +52,7 @@ from urllib.parse import urlsplit
 # in the commit that changes what a device does: the last number for a fix, the middle one for
 # anything new a device should pick up (a store, a header, a hook), the first one for a change the
 # server and older cores cannot both speak. Never edit it in a copy.
-CORE_VERSION = "0.2.0"
+CORE_VERSION = "0.3.0"
 VERSION = CORE_VERSION
 KEY_PREFIX = "jz_"  # the server's own keys look the same (jezero new-token)
 KEY_BYTES = 32
@@ -247,9 +252,42 @@ def _codex_layout(parts: List[str]) -> bool:
     return False
 
 
-LAYOUTS = {"claude": _claude_layout, "codex": _codex_layout}
+_GEMINI_CHAT = re.compile(r"^session-[A-Za-z0-9._-]+\.jsonl?$")
+_GEMINI_SUB_CHAT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.jsonl?$")
+_COPILOT_FLAT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.jsonl$")
+_OPENCODE_DB = re.compile(r"^opencode(-[A-Za-z0-9_-]+)?\.db$")
+_OPENCODE_JSON = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.json$")
+
+
+def _gemini_layout(parts: List[str]) -> bool:
+    if parts == ["projects.json"]:
+        return True
+    if len(parts) == 4 and parts[0] == "tmp" and parts[2] == "chats":
+        return bool(_GEMINI_CHAT.match(parts[3]))
+    if len(parts) == 5 and parts[0] == "tmp" and parts[2] == "chats":
+        return bool(_GEMINI_SUB_CHAT.match(parts[4]))
+    return False
+
+
+def _copilot_layout(parts: List[str]) -> bool:
+    if len(parts) == 3 and parts[0] == "session-state":
+        return parts[2] in ("events.jsonl", "workspace.yaml")
+    return len(parts) == 2 and parts[0] == "session-state" and bool(_COPILOT_FLAT.match(parts[1]))
+
+
+def _opencode_layout(parts: List[str]) -> bool:
+    if len(parts) == 1:
+        return bool(_OPENCODE_DB.match(parts[0]))
+    if len(parts) == 4 and parts[0] == "storage" and parts[1] in ("session", "message", "part"):
+        return bool(_OPENCODE_JSON.match(parts[3]))
+    return False
+
+
+LAYOUTS = {"claude": _claude_layout, "codex": _codex_layout, "gemini": _gemini_layout, "copilot": _copilot_layout,
+           "opencode": _opencode_layout}
 # The top folders (or files) of each store that hold what the layouts accept.
-TOPS = {"claude": ["projects"], "codex": ["sessions", "archived_sessions", "session_index.jsonl"]}
+TOPS = {"claude": ["projects"], "codex": ["sessions", "archived_sessions", "session_index.jsonl"],
+        "gemini": ["projects.json", "tmp"], "copilot": ["session-state"], "opencode": ["storage"]}
 
 
 def accepted(agent: str, relative: str) -> bool:
@@ -260,17 +298,34 @@ def accepted(agent: str, relative: str) -> bool:
     return all(_NAME.match(p) for p in parts) and LAYOUTS[agent](parts)
 
 
+def _env_path(name: str) -> Optional[Path]:
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
+
+
 def default_stores() -> Dict[str, Path]:
-    claude = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
-    codex = os.environ.get("CODEX_HOME", "").strip()
+    """Each agent's store on this computer, where the agent itself looks for it."""
+    home = Path.home()
+    gemini_home = _env_path("GEMINI_CLI_HOME")
+    data = _env_path("XDG_DATA_HOME") or home / ".local" / "share"
     return {
-        "claude": Path(claude).expanduser() if claude else Path.home() / ".claude",
-        "codex": Path(codex).expanduser() if codex else Path.home() / ".codex",
+        "claude": _env_path("CLAUDE_CONFIG_DIR") or home / ".claude",
+        "codex": _env_path("CODEX_HOME") or home / ".codex",
+        "gemini": (gemini_home or home) / ".gemini",
+        "copilot": _env_path("COPILOT_HOME") or home / ".copilot",
+        "opencode": data / "opencode",
     }
 
 
 def store_files(agent: str, root: Path) -> Iterator[Tuple[str, Path]]:
     """(path inside the store, file) for every file of the store the inbox accepts."""
+    if agent == "opencode":  # its SQLite stores sit at the top of its data folder
+        try:
+            for db in sorted(root.glob("opencode*.db")):
+                if db.is_file() and accepted(agent, db.name):
+                    yield db.name, db
+        except OSError:
+            pass
     for top in TOPS[agent]:
         start = root / top
         if start.is_file():
@@ -373,10 +428,77 @@ def session_cwd(path: Path) -> Optional[str]:
             continue
         if not isinstance(obj, dict):
             continue
-        for holder in (obj, obj.get("payload")):
+        data = obj.get("data")
+        context = data.get("context") if isinstance(data, dict) else None  # Copilot's session.start
+        for holder in (obj, obj.get("payload"), context):
             if isinstance(holder, dict) and isinstance(holder.get("cwd"), str) and holder["cwd"].strip():
                 return holder["cwd"]
     return None
+
+
+def _gemini_cwd(root: Path, relative: str) -> Optional[str]:
+    """Gemini's chats do not record their folder: tmp/<name>/ is the project folder that
+    projects.json ({"projects": {folder: name}}) or tmp/<name>/.project_root names."""
+    parts = relative.split("/")
+    if len(parts) < 3 or parts[0] != "tmp":
+        return None
+    try:
+        marker = (root / "tmp" / parts[1] / ".project_root").read_text(encoding="utf-8").strip()
+        if marker:
+            return marker
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        known = json.loads((root / "projects.json").read_text(encoding="utf-8")).get("projects") or {}
+        for folder, name in known.items():
+            if name == parts[1]:
+                return folder
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def upload_cwd(agent: str, root: Path, relative: str, path: Path) -> Optional[str]:
+    """The working folder of the session in an uploaded file (None when the file has none:
+    OpenCode's database holds every session, each with its own folder)."""
+    if agent == "gemini":
+        return _gemini_cwd(root, relative)
+    if agent == "opencode" or not path.name.endswith(".jsonl"):
+        return None
+    return session_cwd(path)
+
+
+def sqlite_snapshot(db: Path, target: Path) -> None:
+    """A consistent copy of a live SQLite database (WAL included) through SQLite's online
+    backup: the file alone may miss transactions still in its -wal, or be torn by a checkpoint."""
+    import sqlite3
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        target.unlink()
+    source = sqlite3.connect("file:" + str(db) + "?mode=ro", uri=True, timeout=5)
+    try:
+        copy = sqlite3.connect(str(target))
+        try:
+            source.backup(copy)
+        finally:
+            copy.close()
+    finally:
+        source.close()
+    os.chmod(str(target), 0o600)
+
+
+def _signature(path: Path) -> List[int]:
+    """Size and modification time; a SQLite store adds its -wal (where new writes land first)."""
+    st = path.stat()
+    sig = [st.st_size, st.st_mtime_ns]
+    if path.name.endswith(".db"):
+        try:
+            wal = os.stat(str(path) + "-wal")
+            sig += [wal.st_size, wal.st_mtime_ns]
+        except OSError:
+            pass
+    return sig
 
 
 # ------------------------------------------------------------------------------------------------
@@ -531,16 +653,22 @@ class _Exactly:
         return data
 
 
+STORE_OPTIONS = ("claude", "codex", "gemini", "copilot", "opencode")
+
+
 def _content_type(name: str) -> str:
-    return "application/zstd" if name.endswith(".zst") else "application/octet-stream"
+    if name.endswith(".zst"):
+        return "application/zstd"
+    if name.endswith(".db"):
+        return "application/vnd.sqlite3"
+    return "application/octet-stream"
 
 
 def _stores_from(args: argparse.Namespace) -> Dict[str, Path]:
     stores = default_stores()
-    if getattr(args, "claude", None):
-        stores["claude"] = Path(args.claude).expanduser()
-    if getattr(args, "codex", None):
-        stores["codex"] = Path(args.codex).expanduser()
+    for agent in STORE_OPTIONS:
+        if getattr(args, agent, None):
+            stores[agent] = Path(getattr(args, agent)).expanduser()
     return stores
 
 
@@ -586,22 +714,30 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
         for agent, root in sorted(stores.items()):
             for relative, path in store_files(agent, root):
                 try:
-                    st = path.stat()
+                    sig = _signature(path)
                 except OSError:
                     continue
-                sig = [st.st_size, st.st_mtime_ns]
                 entry = agent + "/" + relative
-                if files.get(entry) == sig or st.st_size == 0:
+                if files.get(entry) == sig or sig[0] == 0:
                     continue
+                send = path
+                if path.name.endswith(".db"):
+                    send = client.home / "snapshots" / (agent + "-" + path.name)
+                    try:
+                        sqlite_snapshot(path, send)
+                    except Exception as e:  # busy, locked, not a database: try again next time
+                        log(f"cannot snapshot {path}: {e}")
+                        continue
+                size = send.stat().st_size
                 headers = {"Authorization": "Bearer " + key, "Content-Type": _content_type(path.name),
-                           "Content-Length": str(st.st_size)}
-                project = resolve_project(session_cwd(path), client.settings.get("roots"))
+                           "Content-Length": str(size)}
+                project = resolve_project(upload_cwd(agent, root, relative, path), client.settings.get("roots"))
                 if project:
                     headers[PROJECT_HEADER] = project
                 try:
-                    with open(str(path), "rb") as f:
+                    with open(str(send), "rb") as f:
                         status, _, data = conn.request("PUT", f"/inbox/v1/{agent}/{relative}",
-                                                       body=_Exactly(f, st.st_size), headers=headers)
+                                                       body=_Exactly(f, size), headers=headers)
                 except OSError as e:
                     summary["error"] = f"cannot reach {client.server}: {e}"
                     log(summary["error"])
@@ -621,7 +757,7 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
                     except (ValueError, UnicodeDecodeError, AttributeError):
                         pass
                     summary["sent" if changed else "unchanged"] += 1
-                    summary["bytes"] += st.st_size if changed else 0
+                    summary["bytes"] += size if changed else 0
                 else:  # refused for good (layout, size, type): not sent again until it changes
                     summary["refused"] += 1
                     log(f"refused {entry}: {status} {_error_text(data)}")
@@ -669,8 +805,8 @@ def cmd_upload(args: argparse.Namespace) -> int:
         return run_upload(args)
     Client(client_home())  # a device that is not set up says so now, not in a log
     command = [sys.executable, os.path.abspath(__file__), "upload", "--wait"]
-    for option in ("claude", "codex"):
-        if getattr(args, option):
+    for option in STORE_OPTIONS:
+        if getattr(args, option, None):
             command += [f"--{option}", getattr(args, option)]
     options = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
                "close_fds": True}  # type: Dict[str, Any]
@@ -797,6 +933,350 @@ def cmd_bridge(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
+# hook: what the agent plugins run on their agent's events (session start, each prompt, the end)
+#
+# Every plugin maps its agent's events to `jezero_client.py hook EVENT --agent AGENT`, with the
+# agent's own hook payload on stdin; this prints what that agent reads back. A hook must never
+# block or break its agent: the work runs in a thread the hook waits for at most HOOK_BUDGET
+# seconds, anything that goes wrong means "no context", nothing is written to stderr, and the
+# exit status is always 0.
+
+HOOK_BUDGET = 2.5
+HOOK_EVENTS = ("session-start", "prompt", "end")
+HOOK_AGENTS = ("claude", "codex", "gemini", "copilot", "opencode")
+HOOK_STATE_FOLDER = "hook-sessions"  # one marker per session whose first prompt was seen
+HOOK_STATE_DAYS = 14  # markers older than this are swept
+OFF_FILE = ".jezero-no-context"  # in the working folder or a folder above it: no context there
+OFF_ENV = "JEZERO_CONTEXT"  # "off" (or 0/false/no) switches the context off for this user or run
+NEWEST_ITEMS = 5
+
+# The event name each agent expects back in hookSpecificOutput (Claude's schema, which Codex and
+# Gemini follow); the payload's own hook_event_name wins when it has one.
+_EVENT_NAMES = {
+    "session-start": {"claude": "SessionStart", "codex": "SessionStart", "gemini": "SessionStart"},
+    "prompt": {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"},
+}
+
+PROTOCOL = """\
+Jezero holds the team's past work (sessions of coding agents, summarised), through the MCP tools
+search, later, timeline, get_item and catalog. How to use it in this session:
+- Before non-trivial work, search Jezero for what was already done or decided on the subject.
+- Before you answer with a decision, a plan, a status or a number that comes from an item, call
+  later on that item: newer work may have changed it.
+- Cite the ids of the items you rely on, as [id].
+- Never guess what past work said or did: if Jezero has nothing, say so.
+- Nothing to save: this session reaches Jezero on its own when it ends."""
+
+# The first-prompt rule (the same as jezero/query/first_prompt.py on the server side). BM25
+# scores cannot be compared across queries, so no fixed score says "related": a hit counts only
+# when two of the prompt's own words appear in its title or summary as whole words.
+STOP_WORDS = frozenset("""
+the and for are but not you your with this that these those from have has had was were will would
+can could should what when where which who why how into onto over under about after before again
+then than there here them they their our ours out off all any some more most other such only own
+same very just also now too its it's let lets use using make made want need please help fix fixed
+thanks thank hello could would get got see look check try new add added like able does did doing
+done yes way one two
+para por que con los las una unos unas del como pero mas más este esta estos estas ese esa eso
+quiero queremos puedes podemos hacer hace haz favor gracias hola ayuda ayudame arreglar arregla
+sobre entre cuando donde porque también tambien muy sin ser son fue hay todo toda todos todas
+""".split())
+MIN_WORD_CHARS = 3
+MAX_PROMPT_WORDS = 20
+FIRST_PROMPT_SEARCH = 8  # results looked at
+MIN_SHARED_WORDS = 2
+MAX_RELATED = 3
+_WORD = re.compile(r"\w+")
+
+
+def fold(text: str) -> str:
+    """Lowercase without accents: "Migración" -> "migracion"."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def prompt_words(prompt: str) -> List[str]:
+    """The prompt's distinctive words: folded, >= 3 characters, no stop words, unique, at most 20."""
+    words = []  # type: List[str]
+    for word in _WORD.findall(fold(prompt)):
+        if len(word) >= MIN_WORD_CHARS and word not in STOP_WORDS and word not in words:
+            words.append(word)
+            if len(words) == MAX_PROMPT_WORDS:
+                break
+    return words
+
+
+def shared_words(words: List[str], hit: Dict[str, Any]) -> List[str]:
+    """The words found as whole words (accent-insensitive) in the hit's title or summary."""
+    present = set(_WORD.findall(fold("{} {}".format(hit.get("title") or "", hit.get("summary") or ""))))
+    return [w for w in words if w in present]
+
+
+def related_items(prompt: str, hits: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Of the search results for the prompt's words (best first), the ones the rule keeps."""
+    words = prompt_words(prompt)
+    if len(words) < MIN_SHARED_WORDS:
+        return []
+    kept = [h for h in hits[:FIRST_PROMPT_SEARCH] if len(shared_words(words, h)) >= MIN_SHARED_WORDS]
+    return kept[:MAX_RELATED]
+
+
+def item_line(hit: Dict[str, Any]) -> str:
+    return "[{}] {} {}".format(hit.get("id"), str(hit.get("occurred_at") or "")[:10], hit.get("title") or "").rstrip()
+
+
+def session_start_text(project: Optional[str], items: List[Dict[str, Any]]) -> str:
+    text = PROTOCOL
+    if project and items:
+        text += "\n\nNewest items of project {} in Jezero:\n".format(project)
+        text += "\n".join(item_line(h) for h in items[:NEWEST_ITEMS])
+    return text
+
+
+def first_prompt_text(items: List[Dict[str, Any]]) -> str:
+    if not items:
+        return ""
+    return ("Possibly related past work in Jezero (check each with get_item before relying on it):\n"
+            + "\n".join(item_line(h) for h in items))
+
+
+def mcp_tool(client: Client, tool: str, arguments: Dict[str, Any], timeout: float) -> Dict[str, Any]:
+    """Call one tool of the server's MCP over HTTP with this device's key (the bridge's route).
+    The server answers each request on its own, so one tools/call needs no session; a server
+    that wants one gets the initialize handshake first. Raises OSError/ValueError on failure."""
+    conn = Connection(client.server, timeout=max(0.05, timeout))
+    headers = {"Authorization": "Bearer " + client.key(), "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    try:
+        for attempt in (1, 2):
+            status, found, data = conn.request("POST", "/mcp", body=json.dumps(call).encode("utf-8"), headers=headers)
+            answers = [a for a in Bridge._answers(found.get("content-type", ""), data)
+                       if isinstance(a, dict) and a.get("id") == 2]
+            if answers and isinstance(answers[0].get("result"), dict):
+                found_result = answers[0]["result"]
+                if found_result.get("isError"):
+                    raise ValueError("tool error")
+                structured = found_result.get("structuredContent")
+                if isinstance(structured, dict):
+                    return structured
+                for part in found_result.get("content") or []:
+                    if isinstance(part, dict) and part.get("type") == "text":
+                        return json.loads(part["text"])
+                raise ValueError("no content")
+            if attempt == 2 or status in (401, 403):
+                raise ValueError("server answered {}".format(status))
+            hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "jezero-hook", "version": VERSION}}}
+            status, found, data = conn.request("POST", "/mcp", body=json.dumps(hello).encode("utf-8"), headers=headers)
+            if found.get("mcp-session-id"):
+                headers["Mcp-Session-Id"] = found["mcp-session-id"]
+            done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            conn.request("POST", "/mcp", body=json.dumps(done).encode("utf-8"), headers=headers)
+    finally:
+        conn.close()
+    raise ValueError("no answer")
+
+
+def _items(answer: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [h for h in answer.get("items") or [] if isinstance(h, dict)]
+
+
+def context_off(cwd: Optional[str], settings: Optional[Dict[str, Any]]) -> bool:
+    """Switched off for this user (the env var, or "context": false in client.json) or for this
+    project (a .jezero-no-context file in the working folder or a folder above it)."""
+    if os.environ.get(OFF_ENV, "").strip().lower() in ("off", "0", "false", "no"):
+        return True
+    if settings and settings.get("context") is False:
+        return True
+    if cwd:
+        try:
+            here = Path(cwd)
+            for folder in (here,) + tuple(here.parents):
+                if (folder / OFF_FILE).exists():
+                    return True
+        except (OSError, ValueError):
+            pass
+    return False
+
+
+# Context the agent already wrapped into the prompt it hands to the hook (Gemini puts the
+# session-start hook's text in front of the first prompt): not the user's words.
+_INJECTED = re.compile(r"<(hook_context|system[-_]reminder)>.*?</\1>", re.S)
+
+
+def user_prompt(text: str) -> str:
+    return _INJECTED.sub(" ", text)
+
+
+def _payload_text(payload: Dict[str, Any], *names: str) -> Optional[str]:
+    for name in names:
+        value = payload.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _first_prompt(home: Path, agent: str, session: Optional[str]) -> bool:
+    """True the first time a session's prompt is seen (a marker in the client folder says so
+    afterwards). A payload without a session id counts as a first prompt every time."""
+    if not session:
+        return True
+    folder = home / HOOK_STATE_FOLDER
+    marker = folder / (agent + "-" + hashlib.sha256(session.encode("utf-8")).hexdigest()[:32])
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(str(marker), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    try:  # sweep old markers now and then (a session resumed after that is "new" again)
+        if secrets.randbelow(20) == 0:
+            cutoff = time.time() - HOOK_STATE_DAYS * 86400
+            for old in folder.iterdir():
+                if old.stat().st_mtime < cutoff:
+                    old.unlink()
+    except OSError:
+        pass
+    return True
+
+
+def hook_context(event: str, agent: str, payload: Dict[str, Any], deadline: float) -> str:
+    """The text the hook adds to the session ("" for nothing)."""
+    home = client_home()
+    try:
+        client = Client(home)  # type: Optional[Client]
+    except ClientError:
+        client = None  # no device here: the tools cannot answer, so no protocol either
+    if client is None:
+        return ""
+    cwd = _payload_text(payload, "cwd", "directory") or os.getcwd()
+    if context_off(cwd, client.settings):
+        return ""
+    if event == "session-start":
+        project = resolve_project(cwd, client.settings.get("roots"))
+        items = []  # type: List[Dict[str, Any]]
+        if project:
+            try:
+                items = _items(mcp_tool(client, "timeline", {"project": project, "limit": NEWEST_ITEMS},
+                                        deadline - time.monotonic()))
+            except Exception:
+                items = []  # server down or slow: the protocol alone
+        return session_start_text(project, items)
+    if event == "prompt":
+        session = _payload_text(payload, "session_id", "sessionId")
+        prompt = user_prompt(_payload_text(payload, "prompt", "initialPrompt") or "")
+        if not _first_prompt(home, agent, session):
+            return ""
+        words = prompt_words(prompt)
+        if len(words) < MIN_SHARED_WORDS:
+            return ""
+        answer = mcp_tool(client, "search", {"query": " ".join(words), "limit": FIRST_PROMPT_SEARCH},
+                          deadline - time.monotonic())
+        return first_prompt_text(related_items(prompt, _items(answer)))
+    return ""
+
+
+def hook_output(event: str, agent: str, payload: Dict[str, Any], text: str) -> str:
+    """The text in the form the agent reads back from its hook's stdout."""
+    if not text or event == "end":
+        return ""
+    if agent == "opencode":  # its JS plugin takes the text as is
+        return text
+    if agent == "copilot":  # Copilot reads additionalContext at the top level only
+        return json.dumps({"additionalContext": text})
+    name = payload.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        name = _EVENT_NAMES[event][agent]
+    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}})
+
+
+def _read_payload(stream) -> Dict[str, Any]:
+    try:
+        raw = stream.read(4 * 1024 * 1024) if stream is not None and not stream.isatty() else ""
+        payload = json.loads(raw) if raw and raw.strip() else {}
+        return payload if isinstance(payload, dict) else {}
+    except Exception:
+        return {}
+
+
+def _hook_upload() -> None:
+    """Start the detached upload of every agent's changed sessions (returns at once)."""
+    client = Client(client_home())
+    if client.settings.get("upload") is False:
+        return
+    command = [sys.executable, os.path.abspath(__file__), "upload", "--wait"]
+    options = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+               "close_fds": True}  # type: Dict[str, Any]
+    if os.name == "nt":
+        options["creationflags"] = getattr(subprocess, "DETACHED_PROCESS", 0x8) | getattr(
+            subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
+    else:
+        options["start_new_session"] = True
+    subprocess.Popen(command, **options)
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    """Always exit 0, print only what the agent reads, never write to stderr."""
+    started = time.monotonic()
+    deadline = started + HOOK_BUDGET - 0.2  # leave time to print and exit
+    found = {"text": ""}
+    if args.event not in HOOK_EVENTS or args.agent not in HOOK_AGENTS:
+        return 0  # a plugin from a newer core: adding nothing is the safe answer
+    try:
+        payload = _read_payload(sys.stdin)
+        _capture(args.event, args.agent, payload)
+        if args.event == "end":
+            _hook_upload()
+        else:
+            def work() -> None:
+                try:
+                    found["text"] = hook_context(args.event, args.agent, payload, deadline)
+                except Exception:
+                    found["text"] = ""
+
+            worker = threading.Thread(target=work, daemon=True)
+            worker.start()
+            worker.join(max(0.0, deadline - time.monotonic()))
+            if worker.is_alive():  # out of time: session start still gets the protocol
+                cwd = _payload_text(payload, "cwd", "directory") or os.getcwd()
+                found["text"] = PROTOCOL if args.event == "session-start" and _device_here(cwd) else ""
+            out = hook_output(args.event, args.agent, payload, found["text"])
+            if out:
+                sys.stdout.write(out + "\n")
+                sys.stdout.flush()
+    except BaseException:
+        pass
+    return 0
+
+
+def _capture(event: str, agent: str, payload: Dict[str, Any]) -> None:
+    """With JEZERO_HOOK_LOG set, append each payload the agent sent to that file (to capture
+    real payloads for tests, or to see what an agent sends)."""
+    target = os.environ.get("JEZERO_HOOK_LOG", "").strip()
+    if target:
+        try:
+            with open(target, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"event": event, "agent": agent, "payload": payload}) + "\n")
+        except OSError:
+            pass
+
+
+def _device_here(cwd: str) -> bool:
+    """A device is set up and the context is not switched off for this folder."""
+    try:
+        client = Client(client_home())
+    except Exception:
+        return False
+    return not context_off(cwd, client.settings)
+
+
+# ------------------------------------------------------------------------------------------------
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -815,9 +1295,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--verbose", action="store_true", help="also print the log lines to stderr")
     p.add_argument("--claude", help="the Claude Code folder (default $CLAUDE_CONFIG_DIR or ~/.claude)")
     p.add_argument("--codex", help="the Codex folder (default $CODEX_HOME or ~/.codex)")
+    p.add_argument("--gemini", help="the Gemini CLI folder (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)")
+    p.add_argument("--copilot", help="the Copilot CLI folder (default $COPILOT_HOME or ~/.copilot)")
+    p.add_argument("--opencode", help="OpenCode's data folder (default $XDG_DATA_HOME/opencode or ~/.local/share/opencode)")
     sub.add_parser("bridge", help="a stdio MCP server forwarding to the server with this device's key")
+    p = sub.add_parser("hook", help="an agent plugin's hook: read the agent's payload on stdin, print its context")
+    p.add_argument("event", help="session-start, prompt or end")
+    p.add_argument("--agent", default="claude", help="claude, codex, gemini, copilot or opencode")
     args = parser.parse_args(argv)
-    commands = {"init": cmd_init, "status": cmd_status, "upload": cmd_upload, "bridge": cmd_bridge}
+    commands = {"init": cmd_init, "status": cmd_status, "upload": cmd_upload, "bridge": cmd_bridge,
+                "hook": cmd_hook}
     if args.command not in commands:
         parser.print_help(sys.stderr)
         return 2

@@ -31,7 +31,8 @@ from jezero.config import Config
 DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
 # Inbox agent folder -> the connector type that reads it (jezero_connectors_inbox).
-INBOX_TYPES = {"claude": "inbox-claude", "codex": "inbox-codex"}
+INBOX_TYPES = {"claude": "inbox-claude", "codex": "inbox-codex", "gemini": "inbox-gemini", "copilot": "inbox-copilot",
+               "opencode": "inbox-opencode"}
 
 
 class DeviceError(Exception):

@@ -42,23 +42,21 @@ def config(tmp_path):
 def test_approve_adds_the_device_and_its_inbox_connectors_disabled(jezero, config, isolated_home):
     r = jezero("device", "approve", "anna-laptop", DIGEST_A.upper(), "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["connectors"] == ["inbox-anna-laptop-claude", "inbox-anna-laptop-codex"]
+    agents = ["claude", "codex", "gemini", "copilot", "opencode"]
+    assert json.loads(r.stdout)["connectors"] == [f"inbox-anna-laptop-{a}" for a in agents]
     text = config.read_text()
     assert text.startswith(ADMIN_CONFIG)  # the admin's lines and comments, untouched
     parsed = tomllib.loads(text)
     assert parsed["clients"][1] == {"name": "anna-laptop", "key_sha256": DIGEST_A, "sources": ["*"], "upload": True}
     inbox = isolated_home / "data" / "jezero" / "inbox" / "anna-laptop"  # beside the library
     assert parsed["connectors"] == [
-        {"name": "inbox-anna-laptop-claude", "type": "inbox-claude", "enabled": False,
-         "options": {"path": str(inbox / "claude")}},
-        {"name": "inbox-anna-laptop-codex", "type": "inbox-codex", "enabled": False,
-         "options": {"path": str(inbox / "codex")}},
-    ]
+        {"name": f"inbox-anna-laptop-{a}", "type": f"inbox-{a}", "enabled": False, "options": {"path": str(inbox / a)}}
+        for a in agents]
     assert jezero("check-config").returncode == 0
 
     listed = json.loads(jezero("device", "list", "--json").stdout)
     assert [(d["name"], d["files"], d["last_upload_at"]) for d in listed] == [("anna-laptop", 0, None)]
-    assert [c["enabled"] for c in listed[0]["connectors"]] == [False, False]
+    assert [c["enabled"] for c in listed[0]["connectors"]] == [False] * 5
 
 
 def test_approve_on_a_server_without_a_config_creates_one(jezero, tmp_path):
@@ -104,7 +102,8 @@ def test_rotate_replaces_the_key_and_revoke_removes_the_device(jezero, config):
     parsed = tomllib.loads(config.read_text())
     assert [c["name"] for c in parsed["clients"]] == ["ci"]
     # What it uploaded can still be ingested: its connectors stay.
-    assert {c["name"] for c in parsed.get("connectors", [])} <= {"inbox-laptop-claude", "inbox-laptop-codex"}
+    assert {c["name"] for c in parsed.get("connectors", [])} <= {
+        f"inbox-laptop-{a}" for a in ("claude", "codex", "gemini", "copilot", "opencode")}
     assert config.read_text().startswith(ADMIN_CONFIG.split("[[clients]]")[0])
     assert jezero("device", "revoke", "laptop").returncode == 2
     assert jezero("check-config").returncode == 0

@@ -71,7 +71,7 @@ def test_a_device_uploads_its_sessions_and_its_agents_read_them(tmp_path, run_cl
         config = tomllib.loads(server.config.read_text())
         assert config["clients"] == [{"name": "laptop", "key_sha256": digest, "sources": ["*"], "upload": True}]
         assert {c["name"]: c["enabled"] for c in config["connectors"]} == {
-            "inbox-laptop-claude": False, "inbox-laptop-codex": False}
+            f"inbox-laptop-{a}": False for a in ("claude", "codex", "gemini", "copilot", "opencode")}
         assert server.config.read_text().startswith("# the test server")  # the admin's file, edited in place
 
         # The running server takes the approval without a restart.

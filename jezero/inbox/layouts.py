@@ -1,7 +1,8 @@
 """Which upload paths the inbox accepts: exactly the session files of each agent's store.
 
 An upload names its agent and a path inside that agent's store (`projects/<dir>/<id>.jsonl`
-for Claude Code, `sessions/2026/01/02/rollout-....jsonl` for Codex). A path is accepted only when
+for Claude Code, `sessions/2026/01/02/rollout-....jsonl` for Codex, `tmp/<project>/chats/...`
+for Gemini CLI, `session-state/<id>/events.jsonl` for Copilot CLI, `opencode.db` for OpenCode). A path is accepted only when
 every segment is a plain name and the whole path matches one of the agent's layouts, so a key can
 never name a folder of its own choosing: no `..`, no hidden files, no other device's folder, no
 file the connectors would not read anyway.
@@ -69,8 +70,45 @@ def _codex(parts: list[str]) -> bool:
     return False
 
 
+_GEMINI_CHAT = re.compile(r"^session-[A-Za-z0-9._-]+\.jsonl?$")
+_GEMINI_SUB_CHAT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.jsonl?$")
+_COPILOT_FLAT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.jsonl$")
+_OPENCODE_DB = re.compile(r"^opencode(-[A-Za-z0-9_-]+)?\.db$")
+_OPENCODE_JSON = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.json$")
+
+
+def _gemini(parts: list[str]) -> bool:
+    """tmp/<project>/chats/session-*.jsonl (.json before 0.40), sub-agent chats in
+    tmp/<project>/chats/<parent id>/<id>.jsonl, and projects.json (project folder -> name)."""
+    if parts == ["projects.json"]:
+        return True
+    if len(parts) == 4 and parts[0] == "tmp" and parts[2] == "chats":
+        return bool(_GEMINI_CHAT.match(parts[3]))
+    if len(parts) == 5 and parts[0] == "tmp" and parts[2] == "chats":
+        return bool(_GEMINI_SUB_CHAT.match(parts[4]))
+    return False
+
+
+def _copilot(parts: list[str]) -> bool:
+    """session-state/<id>/events.jsonl with its workspace.yaml, or a flat session-state/<id>.jsonl."""
+    if len(parts) == 3 and parts[0] == "session-state":
+        return parts[2] in ("events.jsonl", "workspace.yaml")
+    return len(parts) == 2 and parts[0] == "session-state" and bool(_COPILOT_FLAT.match(parts[1]))
+
+
+def _opencode(parts: list[str]) -> bool:
+    """The SQLite store (opencode.db, opencode-<channel>.db: a consistent snapshot made on the
+    device) or the older JSON files: storage/{session/<project>,message/<session>,part/<message>}/<id>.json."""
+    if len(parts) == 1:
+        return bool(_OPENCODE_DB.match(parts[0]))
+    if len(parts) == 4 and parts[0] == "storage" and parts[1] in ("session", "message", "part"):
+        return bool(_OPENCODE_JSON.match(parts[3]))
+    return False
+
+
 # The agent names of the upload URL, as the device's client core sends them.
-AGENTS: dict[str, Callable[[list[str]], bool]] = {"claude": _claude, "codex": _codex}
+AGENTS: dict[str, Callable[[list[str]], bool]] = {"claude": _claude, "codex": _codex, "gemini": _gemini,
+                                                  "copilot": _copilot, "opencode": _opencode}
 
 
 def check_path(agent: str, path: str) -> list[str]:

@@ -39,7 +39,7 @@ CLIENT_HEADER = "x-jezero-client"
 PLUGIN_HEADER = "x-jezero-plugin"
 # What a device may send: the files are JSON lines, JSON or zstd; anything else is a mistake.
 CONTENT_TYPES = {"application/octet-stream", "application/x-ndjson", "application/jsonl", "application/json",
-                 "application/zstd"}
+                 "application/zstd", "application/vnd.sqlite3", "application/yaml"}
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _ENCODED = {"%2f": "encoded '/' in path", "%5c": "encoded '\\' in path", "%00": "NUL in path",
             "%2e": "encoded '.' in path"}
@@ -70,12 +70,17 @@ def _raw_path(request: Request) -> str:
     return text[len(PREFIX):]
 
 
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
 def _check_body_start(name: str, head: bytes) -> None:
     """A cheap look at the first bytes, so a file of the wrong kind is refused before it lands."""
     if name.endswith(".zst") and not head.startswith(_ZSTD_MAGIC):
         raise Refused(400, "body is not zstd data but the name ends in .zst")
     if name.endswith((".jsonl", ".json")) and head.lstrip()[:1] not in (b"{", b"["):
         raise Refused(400, "body is not JSON lines but the name ends in .jsonl/.json")
+    if name.endswith(".db") and not head.startswith(_SQLITE_MAGIC):
+        raise Refused(400, "body is not an SQLite database but the name ends in .db")
 
 
 def add_inbox_route(server, registry: ClientRegistry) -> None:

@@ -36,7 +36,7 @@ def comparable(sessions):
 
 def test_the_types_are_registered_with_their_options():
     types = plugins.connector_types()
-    for name in ("inbox-claude", "inbox-codex"):
+    for name in ("inbox-claude", "inbox-codex", "inbox-gemini", "inbox-copilot", "inbox-opencode"):
         assert types[name].plugin == "jezero_connectors_inbox" and types[name].build is not None
         assert types[name].options is jezero_connectors_inbox.InboxOptions
     assert "inbox" not in types  # the planned placeholder is gone

@@ -1,4 +1,5 @@
-"""Jezero connector types 'inbox-claude' and 'inbox-codex': the sessions a device uploaded.
+"""Jezero connector types 'inbox-claude', 'inbox-codex', 'inbox-gemini', 'inbox-copilot' and
+'inbox-opencode': the sessions a device uploaded.
 
 A device's uploads sit in `<inbox>/<device>/<agent>/`, laid out exactly like the agent's own store,
 so each type here is the agent's own connector pointed at that folder, plus one thing a local
@@ -13,9 +14,20 @@ from typing import Any
 
 from jezero.plugin import ConnectorContext, FolderPath, Options, hookimpl
 
-from jezero_connectors_inbox.connectors import InboxClaude, InboxCodex, build_claude, build_codex
+from jezero_connectors_inbox.connectors import (
+    InboxClaude,
+    InboxCodex,
+    InboxCopilot,
+    InboxGemini,
+    InboxOpenCode,
+    build_claude,
+    build_codex,
+    build_copilot,
+    build_gemini,
+    build_opencode,
+)
 
-__all__ = ["InboxClaude", "InboxCodex", "register_connector_types"]
+__all__ = ["InboxClaude", "InboxCodex", "InboxCopilot", "InboxGemini", "InboxOpenCode", "register_connector_types"]
 
 
 class InboxOptions(Options):
@@ -38,3 +50,9 @@ def register_connector_types(register):
              options=InboxOptions)
     register("inbox-codex", _codex, description="Codex sessions uploaded by a device (<inbox>/<device>/codex)",
              options=InboxOptions)
+    register("inbox-gemini", build_gemini,
+             description="Gemini CLI chats uploaded by a device (<inbox>/<device>/gemini)", options=InboxOptions)
+    register("inbox-copilot", build_copilot,
+             description="Copilot CLI sessions uploaded by a device (<inbox>/<device>/copilot)", options=InboxOptions)
+    register("inbox-opencode", build_opencode,
+             description="OpenCode's store uploaded by a device (<inbox>/<device>/opencode)", options=InboxOptions)

@@ -1,5 +1,5 @@
-"""The inbox connectors: the claude and codex connectors over a device folder, with the
-device's project hints. Cursors are the wrapped connector's, unchanged."""
+"""The inbox connectors: each agent's own connector over a device folder, with the device's
+project hints. Cursors are the wrapped connector's, unchanged."""
 
 from __future__ import annotations
 
@@ -73,6 +73,84 @@ class InboxCodex:
             if path is not None:
                 session.project_hint = read_hint(self.folder, path.relative_to(self.folder).as_posix())
             yield session
+
+
+class _Hinted:
+    """A wrapped connector whose sessions get the hint stored beside their file, found by the
+    session's cursor key through `files` (cursor key -> path in the device folder)."""
+
+    kind = ""
+
+    def __init__(self, folder: Path, context: ConnectorContext, inner):
+        self.folder = folder
+        self.context = context
+        self.inner = inner
+
+    def files(self) -> dict[str, Path]:
+        return {}
+
+    def read(self, cursor: dict[str, Any]) -> Iterator[Session]:
+        if not self.folder.is_dir():
+            return  # nothing uploaded yet
+        paths: dict[str, Path] | None = None
+        for session in self.inner.read(cursor):
+            if paths is None:
+                paths = self.files()
+            path = paths.get(session.cursor_key)
+            if path is not None:
+                session.project_hint = read_hint(self.folder, path.relative_to(self.folder).as_posix())
+            yield session
+
+
+class InboxGemini(_Hinted):
+    """Gemini CLI chats in `<inbox>/<device>/gemini/tmp/<project>/chats/`."""
+
+    def __init__(self, folder: Path, context: ConnectorContext):
+        from jezero_connectors_gemini.connector import GeminiConnector
+
+        super().__init__(folder, context, GeminiConnector(folder, context))
+
+    def files(self) -> dict[str, Path]:
+        from jezero_connectors_gemini import store as gemini_store
+
+        return {chat.key: chat.path for chat in gemini_store.walk(self.folder, lambda _m: None)}
+
+
+class InboxCopilot(_Hinted):
+    """Copilot CLI sessions in `<inbox>/<device>/copilot/session-state/`."""
+
+    def __init__(self, folder: Path, context: ConnectorContext):
+        from jezero_connectors_copilot.connector import CopilotConnector
+
+        super().__init__(folder, context, CopilotConnector(folder, context))
+
+    def files(self) -> dict[str, Path]:
+        from jezero_connectors_copilot.connector import walk
+
+        return {ref.key: ref.path for ref in walk(self.folder / "session-state", lambda _m: None)}
+
+
+class InboxOpenCode(_Hinted):
+    """OpenCode's store in `<inbox>/<device>/opencode/`: the snapshot of its SQLite database the
+    device made, or the older JSON files. One database holds every session, so there is no hint
+    per session: OpenCode records each session's folder, which the server's project rules read."""
+
+    def __init__(self, folder: Path, context: ConnectorContext):
+        from jezero_connectors_opencode.connector import OpenCodeConnector
+
+        super().__init__(folder, context, OpenCodeConnector(folder, context))
+
+
+def build_gemini(options: dict[str, Any] | None, context: ConnectorContext) -> InboxGemini:
+    return InboxGemini(_folder("inbox-gemini", options), context)
+
+
+def build_copilot(options: dict[str, Any] | None, context: ConnectorContext) -> InboxCopilot:
+    return InboxCopilot(_folder("inbox-copilot", options), context)
+
+
+def build_opencode(options: dict[str, Any] | None, context: ConnectorContext) -> InboxOpenCode:
+    return InboxOpenCode(_folder("inbox-opencode", options), context)
 
 
 def build_claude(options: dict[str, Any] | None, context: ConnectorContext) -> InboxClaude:

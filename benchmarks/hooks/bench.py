@@ -1,0 +1,208 @@
+"""Hook latency: what an agent waits for at session start and on the first prompt, as a device
+runs it (`python3 jezero_client.py hook ...` in a fresh process, its payload on stdin), against a
+real `jezero serve` on 127.0.0.1 over a large library; then with the server down and with a
+server that accepts connections and never answers (every hook must return within its 2.5 s
+budget, exit 0, and write nothing on stderr). See README.md for the figures.
+
+    .venv/bin/python benchmarks/hooks/bench.py                # 100,000 items, 100 runs of each hook
+    .venv/bin/python benchmarks/hooks/bench.py --items 20000 --runs 50
+
+The library is built once into benchmarks/hooks/data/ (git-ignored) by benchmarks/search/corpus.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent / "search"))
+
+import corpus  # noqa: E402  (benchmarks/search/corpus.py)
+
+CORE = ROOT / "clients" / "core" / "jezero_client.py"
+KEY = "jz_hooks-bench-key"
+PROJECT = "billing"  # one of the corpus's projects
+
+
+def library(n: int) -> Path:
+    path = HERE / "data" / f"lib-{n}.sqlite3"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        print(f"building {n} items into {path} (once) ...", file=sys.stderr)
+        t0 = time.perf_counter()
+        partial = path.with_suffix(".partial")
+        corpus.build(partial, n, progress=lambda k: print(f"  {k}", file=sys.stderr) if k % 20000 == 0 else None)
+        for suffix in ("-wal", "-shm"):
+            Path(str(partial) + suffix).unlink(missing_ok=True)
+        partial.rename(path)
+        print(f"built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(work: Path, lib: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    config = work / "config.toml"
+    config.write_text(f'[storage]\npath = "{lib}"\n\n[server]\nport = {port}\n\n'
+                      f'[[clients]]\nname = "bench"\nkey_sha256 = "{hashlib.sha256(KEY.encode()).hexdigest()}"\n')
+    jezero = Path(sys.executable).parent / "jezero"
+    proc = subprocess.Popen([str(jezero), "serve", "--log-level", "warning"], env={**os.environ, "JEZERO_CONFIG": str(config)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc, base
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("jezero serve did not start")
+
+
+def device(work: Path, server: str) -> dict[str, str]:
+    home = work / f"device-{server.rsplit(':', 1)[-1]}"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "client.json").write_text(json.dumps({"server": server, "device": "bench"}))
+    (home / "device.key").write_text(KEY + "\n")
+    return {**os.environ, "JEZERO_CLIENT_HOME": str(home)}
+
+
+def hook(event: str, payload: dict, env: dict[str, str], python: str) -> tuple[float, subprocess.CompletedProcess]:
+    t0 = time.perf_counter()
+    done = subprocess.run([python, str(CORE), "hook", event, "--agent", "claude"], input=json.dumps(payload),
+                          capture_output=True, text=True, env=env, timeout=30)
+    return (time.perf_counter() - t0) * 1000, done
+
+
+def figures(ms: list[float]) -> str:
+    ms = sorted(ms)
+    p95 = ms[min(len(ms) - 1, int(round(0.95 * len(ms))) - 1)]
+    return f"p50 {statistics.median(ms):6.1f} ms   p95 {p95:6.1f} ms   max {ms[-1]:6.1f} ms   (n={len(ms)})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--python", default=sys.executable, help="the interpreter a device runs the core with")
+    args = parser.parse_args()
+
+    lib = library(args.items)
+    rng = random.Random(5)
+    words = [w for w in corpus.vocabulary()[:3000] if len(w) >= 4]
+    work = Path(tempfile.mkdtemp(prefix="jezero-hooks-bench-"))
+    workdir = work / "src" / PROJECT
+    (workdir / ".git").mkdir(parents=True)
+    # The interpreter alone, for scale: what a hook costs before it does anything.
+    bare = [(lambda t0: (subprocess.run([args.python, "-c", "pass"]), (time.perf_counter() - t0) * 1000)[1])(
+        time.perf_counter()) for _ in range(20)]
+    print(f"library: {args.items} items; python: {args.python}")
+    print(f"python -c pass                      {figures(bare)}")
+    proc, base = serve(work, lib)
+    try:
+        env = device(work, base)
+        hook("session-start", {"session_id": "warm", "cwd": str(workdir)}, env, args.python)  # first request
+        start, prompt, injected, found = [], [], 0, 0
+        for i in range(args.runs):
+            ms, done = hook("session-start", {"session_id": f"s{i}", "cwd": str(workdir)}, env, args.python)
+            assert done.returncode == 0 and not done.stderr, done.stderr
+            found += "Newest items" in done.stdout
+            start.append(ms)
+            text = " ".join(rng.sample(words, rng.randint(3, 8)))
+            ms, done = hook("prompt", {"session_id": f"s{i}", "cwd": str(workdir), "prompt": text}, env, args.python)
+            assert done.returncode == 0 and not done.stderr, done.stderr
+            injected += bool(done.stdout.strip())
+            prompt.append(ms)
+        # The server's share: the same two calls made in this process (no interpreter start).
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("jezero_client", CORE)
+        core = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(core)
+        os.environ["JEZERO_CLIENT_HOME"] = env["JEZERO_CLIENT_HOME"]
+        client = core.Client(core.client_home())
+        calls = {"timeline": [], "search": []}
+        for i in range(args.runs):
+            t0 = time.perf_counter()
+            core.mcp_tool(client, "timeline", {"project": PROJECT, "limit": core.NEWEST_ITEMS}, 10)
+            calls["timeline"].append((time.perf_counter() - t0) * 1000)
+            query = " ".join(core.prompt_words(" ".join(rng.sample(words, rng.randint(3, 8)))))
+            t0 = time.perf_counter()
+            core.mcp_tool(client, "search", {"query": query, "limit": core.FIRST_PROMPT_SEARCH}, 10)
+            calls["search"].append((time.perf_counter() - t0) * 1000)
+        later = [hook("prompt", {"session_id": f"s{i}", "cwd": str(workdir), "prompt": "again"}, env, args.python)[0]
+                 for i in range(min(args.runs, 30))]
+        print(f"session start (timeline)            {figures(start)}   newest items shown in {found}/{args.runs}")
+        print(f"first prompt (search + rule)        {figures(prompt)}   items added in {injected}/{args.runs}")
+        print(f"later prompt (nothing to do)        {figures(later)}")
+        print(f"  in process: timeline call         {figures(calls['timeline'])}")
+        print(f"  in process: search call           {figures(calls['search'])}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+    # Server down: nothing listens on the port.
+    env = device(work, f"http://127.0.0.1:{free_port()}")
+    down = {"session-start": [], "prompt": []}
+    for i in range(20):
+        for event in down:
+            ms, done = hook(event, {"session_id": f"d{i}", "cwd": str(workdir), "prompt": "billing timeout migration"},
+                            env, args.python)
+            assert done.returncode == 0 and not done.stderr
+            down[event].append(ms)
+    for event, ms in down.items():
+        print(f"server down, {event:13s}         {figures(ms)}")
+
+    # A server that accepts and never answers: the hook's budget is all it may cost.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    held, stop = [], threading.Event()
+
+    def accept():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                pass
+
+    threading.Thread(target=accept, daemon=True).start()
+    env = device(work, f"http://127.0.0.1:{listener.getsockname()[1]}")
+    slow = {"session-start": [], "prompt": []}
+    for i in range(5):
+        for event in slow:
+            ms, done = hook(event, {"session_id": f"h{i}", "cwd": str(workdir), "prompt": "billing timeout migration"},
+                            env, args.python)
+            assert done.returncode == 0 and not done.stderr
+            slow[event].append(ms)
+    stop.set()
+    for event, ms in slow.items():
+        print(f"server never answers, {event:13s} {figures(ms)}")
+    for conn in held:
+        conn.close()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
