@@ -159,9 +159,9 @@ async def test_walk_every_screen(served):
         # Agent view: what the hooks inject for a project and a first message
         await pilot.press("v")
         await until(pilot, lambda: "AT SESSION START" in text_of(app, "#injected"), "agent view")
-        assert "Recent work in project billing-api" in text_of(app, "#injected")
+        assert "Newest items of project billing-api" in text_of(app, "#injected")
         await pilot.press("down")  # projects, most items first: billing-api, shop, infra
-        await until(pilot, lambda: "Recent work in project shop" in text_of(app, "#injected"), "shop's items")
+        await until(pilot, lambda: "Newest items of project shop" in text_of(app, "#injected"), "shop's items")
         await pilot.press("enter")  # the chosen project; on to the first message
         await pilot.press(*"remove the analytics script from the shop")
         await until(pilot, lambda: "Possibly related past work" in text_of(app, "#injected"), "first-prompt items")
