@@ -46,7 +46,8 @@ LANES = ("items", "messages")
 # The usual constant of reciprocal rank fusion (Cormack et al. 2009): large enough that the first
 # few places of one lane do not drown the other lane, small enough that place 1 still counts.
 RRF_K = 60
-# The messages lane's say next to the items lane's (1.0). The items are the condensed, curated
+# The messages lane's say next to the items lane's (1.0), before each is scaled by its separation
+# (below; these figures predate it). The items are the condensed, curated
 # view; the transcripts a wider, noisier one. On benchmarks/retrieval (109 queries) overall
 # R@1 / R@5 / MRR@10 were 0.783 / 0.942 / 0.865 at 1.0, 0.792 / 0.951 / 0.870 at 0.75,
 # 0.783 / 0.960 / 0.867 at 0.5 and 0.755 / 0.942 / 0.849 at 1.5. With 0.75 a session that only
