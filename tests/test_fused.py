@@ -111,3 +111,37 @@ def test_a_phrase_of_common_words_and_short_words_are_left_to_the_items(conn, mo
     why = hits[0]["explain"]["fusion"]
     # "sysctl.d" whole is a phrase left out; its part "sysctl" (terms.py) is a word the lane keeps
     assert why["left_out_of_messages"] == ["sysctl.d"] and why["matched_terms"] == ["524288", "sysctl"]
+
+
+def test_a_lane_whose_best_hits_all_score_alike_gives_way(tmp_path):
+    # Twelve small-talk sessions whose items all match "dinner" the same way (same words, same day):
+    # the items lane ranks them, but its order says nothing. The place was said once, in the
+    # transcript of a session whose item never mentions dinner: the messages lane finds it first,
+    # and the fused search must follow it rather than the items' arbitrary first.
+    path = tmp_path / "chat.sqlite3"
+    records = [item(f"talk{i:02d}", f"Dinner talk {i:02d}", "They talked about dinner.",
+                    [("user", "we talked about dinner again")], project="chat", day=5) for i in range(12)]
+    records.append(item("plans", "Weekend plans", "Plans for the weekend.",
+                        [("user", "what about dinner"), ("assistant", "the dinner was at Lucca in the old town")],
+                        project="chat", day=5))
+    with Store(path) as store:
+        store.write(records)
+    c = open_readonly(path)
+    try:
+        assert "plans" not in sessions(search(c, "dinner Lucca", lanes=("items",), now=NOW))
+        hits = search(c, "dinner Lucca", now=NOW, explain=True)
+        assert sessions(hits)[0] == "plans"
+        why = hits[0]["explain"]["fusion"]
+        assert why["items_weight"] == 0.0 and why["messages_weight"] == fused.MESSAGES_WEIGHT
+    finally:
+        c.close()
+
+
+def test_separation_of_a_lanes_scores():
+    assert fused.separation([]) == 0.0
+    assert fused.separation([3.0]) == 1.0  # a single hit stands alone
+    assert fused.separation([2.0, 2.0, 2.0]) == 0.0  # all alike: the order says nothing
+    assert fused.separation([4.0, 0.0]) == 1.0  # nothing else scores
+    assert fused.separation([4.0, 2.0]) == pytest.approx(0.5 ** fused.SEPARATION_POWER)
+    deep = [10.0] + [9.0] * (fused.SEPARATION_DEPTH - 2) + [1.0, 0.5]
+    assert fused.separation(deep) == pytest.approx(0.9 ** fused.SEPARATION_POWER)  # read at the depth, not the last

@@ -20,8 +20,12 @@ transcript. search() therefore ranks twice and fuses:
 
 Fusion is reciprocal rank fusion over sessions: score = sum over lanes of weight / (RRF_K +
 rank), rank counted from 1 within each lane, weight 1 for the items and MESSAGES_WEIGHT (0.75)
-for the messages. A session found by both lanes rises above one found by
-either; one found by one lane only still ranks. Each session is shown by one item: the best item
+for the messages, each times the lane's separation: how far its first score stands above its
+SEPARATION_DEPTH-th (separation()). A lane's order means something when its best hits stand out
+(an error code in one summary); when they all score alike it says little, as in small talk,
+where every item's summary matches a query only through its common words and the items lane
+would otherwise bury the one session whose transcript holds the fact. A session found by both
+lanes rises above one found by either; one found by one lane only still ranks. Each session is shown by one item: the best item
 of the items lane when that lane found the session (its title and atoms lead), else the item
 whose transcript holds the best message. On equal scores the items lane's order decides.
 """
@@ -42,12 +46,21 @@ LANES = ("items", "messages")
 # The usual constant of reciprocal rank fusion (Cormack et al. 2009): large enough that the first
 # few places of one lane do not drown the other lane, small enough that place 1 still counts.
 RRF_K = 60
-# The messages lane's say next to the items lane's (1.0). The items are the condensed, curated
+# The messages lane's say next to the items lane's (1.0), before each is scaled by its separation
+# (below; these figures predate it). The items are the condensed, curated
 # view; the transcripts a wider, noisier one. On benchmarks/retrieval (109 queries) overall
 # R@1 / R@5 / MRR@10 were 0.783 / 0.942 / 0.865 at 1.0, 0.792 / 0.951 / 0.870 at 0.75,
 # 0.783 / 0.960 / 0.867 at 0.5 and 0.755 / 0.942 / 0.849 at 1.5. With 0.75 a session that only
 # the messages found, at their rank 1, places as the items' rank 21 would alone.
 MESSAGES_WEIGHT = 0.75
+# A lane's weight is scaled by how clearly it separates its best session from the rest: its
+# SEPARATION_DEPTH-th score (or its last, when it found fewer) against its first, as
+# (first - that) / first, to the power SEPARATION_POWER. A lane whose best hits all score about
+# the same (the items of small talk, where only common words matched the summaries) says little
+# about which session is meant and gives way to the other lane. Chosen on one half of
+# benchmarks/retrieval's queries (see its README); the other half is the check.
+SEPARATION_DEPTH = 20
+SEPARATION_POWER = 2
 # A term in more messages than this is left out of the messages lane: walking its list up to the
 # cap costs well under a millisecond, reading where each of its messages belongs about a
 # microsecond each (more from a cold page); past it the term's IDF is low.
@@ -180,13 +193,16 @@ def fuse(conn: apsw.Connection, item_hits: list[dict], lane: list[LaneHit], limi
     for hit in lane:
         entry = sessions.setdefault((hit.source, hit.session_id), {"item": None, "items_rank": None, "lane": None})
         entry["lane"] = hit
+    items_weight = separation([h.get("score") or 0.0 for h in item_hits])
+    messages_weight = MESSAGES_WEIGHT * separation([-hit.match.bm25 for hit in lane])
     for entry in sessions.values():
         score = 0.0
         if entry["items_rank"] is not None:
-            score += 1.0 / (RRF_K + entry["items_rank"])
+            score += items_weight / (RRF_K + entry["items_rank"])
         if entry["lane"] is not None:
-            score += MESSAGES_WEIGHT / (RRF_K + entry["lane"].rank)
+            score += messages_weight / (RRF_K + entry["lane"].rank)
         entry["score"] = score
+        entry["weights"] = (items_weight, messages_weight)
     order = sorted(sessions.values(),
                    key=lambda e: (-e["score"], e["items_rank"] or items_ranked + 1, e["lane"].rank if e["lane"] else 0))
     order = order[:limit]
@@ -205,10 +221,25 @@ def fuse(conn: apsw.Connection, item_hits: list[dict], lane: list[LaneHit], limi
     return hits
 
 
+def separation(scores: list[float]) -> float:
+    """How clearly a lane's first score stands above its SEPARATION_DEPTH-th (module constants):
+    1 when the rest score nothing, 0 when they all score as the first. A lane with a single hit
+    separates it fully."""
+    ranked = sorted((s for s in scores if s > 0), reverse=True)
+    if not ranked:
+        return 0.0
+    if len(ranked) == 1:
+        return 1.0
+    below = ranked[min(SEPARATION_DEPTH, len(ranked)) - 1]
+    return ((ranked[0] - below) / ranked[0]) ** SEPARATION_POWER
+
+
 def _why(entry: dict) -> dict:
     lane = entry["lane"]
-    out = {"rule": "reciprocal rank fusion of the items and messages rankings, per session",
+    out = {"rule": "reciprocal rank fusion of the items and messages rankings, per session, each lane "
+                   "weighted by how clearly it separates its best sessions",
            "score": entry["score"], "items_rank": entry["items_rank"],
+           "items_weight": entry["weights"][0], "messages_weight": entry["weights"][1],
            "messages_rank": lane.rank if lane else None}
     if lane is not None:
         out.update(message_id=lane.match.id, message_role=lane.match.role, matched_terms=lane.match.matched,
