@@ -15,6 +15,7 @@ import httpx2
 import pytest
 
 from device_support import CLIENT, Device, jezero_serve, wait_for
+from jz_support import needs_plugin
 from jezero.client_core import CORE_VERSION
 from jezero.inbox.uploads import outdated
 
@@ -61,6 +62,7 @@ def approve(device: Device, name: str, server, jezero) -> str:
     return (device.home / "device.key").read_text().strip()
 
 
+@needs_plugin("jezero-connectors-inbox")  # approval writes the device's inbox connectors
 def test_the_overview_and_device_list_show_who_uploads_with_which_core(tmp_path, run_cli):
     reader = (f'\n[[clients]]\nname = "reader"\nkey_sha256 = "{hashlib.sha256(READER_KEY.encode()).hexdigest()}"\n'
               'sources = ["claude-*"]\n')
