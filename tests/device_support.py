@@ -97,7 +97,9 @@ class Device:
     def env(self) -> dict[str, str]:
         return {**os.environ, "JEZERO_CLIENT_HOME": str(self.home), "CLAUDE_CONFIG_DIR": str(self.claude),
                 "CODEX_HOME": str(self.codex), "GEMINI_CLI_HOME": str(self.folder / "gemini-home"),
-                "COPILOT_HOME": str(self.folder / "copilot"), "XDG_DATA_HOME": str(self.folder / "data")}
+                "COPILOT_HOME": str(self.folder / "copilot"), "XDG_DATA_HOME": str(self.folder / "data"),
+                # A hook that checks what it adds must not lose it to a loaded machine's clock.
+                "JEZERO_HOOK_BUDGET": "30"}
 
     def client(self, *args: str, python: str | None = None, timeout: float = 120,
                script: Path = CLIENT) -> subprocess.CompletedProcess:

@@ -48,7 +48,9 @@ def scratch_env(home: Path, served, **extra: str) -> dict[str, str]:
             if k in ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "SYSTEMROOT", "JEZERO_HOOK_LOG")}
     return {**keep, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_STATE_HOME": str(home / ".local" / "state"), "NO_COLOR": "1", **served.env(), **extra}
+            "XDG_STATE_HOME": str(home / ".local" / "state"), "NO_COLOR": "1", **served.env(),
+            # the most the agents' own 5-second hook timeouts leave, not the 2.5 s default
+            "JEZERO_HOOK_BUDGET": "4.5", **extra}
 
 
 def run(command: list[str], env: dict[str, str], cwd: Path, **kw) -> subprocess.CompletedProcess:

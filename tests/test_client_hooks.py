@@ -244,3 +244,9 @@ def test_without_a_device_the_hooks_add_nothing(tmp_path):
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     done = run_hook("session-start", "some-new-agent", {}, env)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_the_hook_budget_can_be_set_within_bounds(monkeypatch):
+    for given, budget in (("", 2.5), ("x", 2.5), ("nan", 2.5), ("10", 10.0), ("0", 0.5), ("1e9", 60.0)):
+        monkeypatch.setenv("JEZERO_HOOK_BUDGET", given)
+        assert core.hook_budget() == budget
