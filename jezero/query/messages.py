@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import apsw
 
 from jezero.query.errors import QueryError
-from jezero.query.terms import Term, parse_terms
+from jezero.query.terms import Term, match_expression, parse_terms
 from jezero.store import varints
 from jezero.store.messages import MESSAGES_TOKENIZER, ROLES
 
@@ -45,10 +45,6 @@ def messages_tokenizer(conn: apsw.Connection) -> str:
 
 def terms_for(conn: apsw.Connection, query: str) -> list[Term]:
     return parse_terms(query, messages_tokenizer(conn))
-
-
-def expression(terms: Sequence[Term]) -> str:
-    return " OR ".join(t.quoted for t in terms)
 
 
 def check_expression(conn: apsw.Connection, expr) -> str:
@@ -185,10 +181,11 @@ def matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: in
     else:
         rows = conn.execute(
             f"SELECT * FROM ({ranked} ORDER BY messages_fts.rowid DESC LIMIT ?) ORDER BY b, id LIMIT ?",
-            [expression(common), *args, RANK_CAP, fetch]).fetchall()
+            [match_expression(common), *args, RANK_CAP, fetch]).fetchall()
         if rarer:
             seen = {r[0] for r in rows}
-            rows += [r for r in conn.execute(f"{ranked} ORDER BY b, m.id LIMIT ?", [expression(rarer), *args, fetch])
+            rows += [r for r in conn.execute(f"{ranked} ORDER BY b, m.id LIMIT ?",
+                                             [match_expression(rarer), *args, fetch])
                      if r[0] not in seen]
             rows.sort(key=lambda r: (r[11], r[0]))
             rows = rows[:fetch]
@@ -217,7 +214,7 @@ def cover(conn: apsw.Connection, found: list[Match], terms: Sequence[Term]) -> N
     ids = list(by_id)
     rows = conn.execute(
         f"SELECT rowid, {COVER_NAME}(messages_fts) FROM messages_fts WHERE messages_fts MATCH ? "
-        f"AND rowid IN ({','.join('?' * len(ids))})", [expression(terms), *ids])
+        f"AND rowid IN ({','.join('?' * len(ids))})", [match_expression(terms), *ids])
     for rowid, mask in rows:
         m = by_id[rowid]
         m.matched = [t.text for i, t in enumerate(terms) if mask >> i & 1]

@@ -54,6 +54,7 @@ from jezero.query.common import (
     time_text,
 )
 from jezero.query.errors import QueryError
+from jezero.query.terms import match_expression
 
 BM25_ONLY = "bm25 only"
 COVERAGE = "coverage re-rank, bm25 tie-break"
@@ -135,7 +136,7 @@ def recall(
         terms = mq.terms_for(conn, query or "")
         if not terms:
             return empty
-        expr = mq.expression(terms)
+        expr = match_expression(terms)
     sources = allowed_sources(conn, allowed)
     if (sources is not None and not sources) or (source and sources is not None and source not in sources):
         return {**empty, "terms": [t.text for t in terms]}
