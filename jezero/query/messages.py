@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import apsw
 
+from jezero.query.common import scope_conditions, time_conditions
 from jezero.query.errors import QueryError
 from jezero.query.terms import Term, match_expression, parse_terms
 from jezero.store import varints
@@ -79,14 +80,7 @@ class MessageFilters:
     min_messages: int = 0  # a session needs at least this many messages
 
     def sql(self, alias: str = "m") -> tuple[str, list]:
-        where: list[str] = []
-        args: list = []
-        if self.sources is not None:
-            where.append(f"{alias}.source IN ({','.join('?' * len(self.sources))})")
-            args += self.sources
-        if self.source is not None:
-            where.append(f"{alias}.source = ?")
-            args.append(self.source)
+        where, args = scope_conditions(alias, self.sources, self.source)
         if self.projects is not None:
             where.append(f"{alias}.project IN ({','.join('?' * len(self.projects))})")
             args += self.projects
@@ -97,12 +91,9 @@ class MessageFilters:
             where.append(f"{alias}.role != 'tool'")
         if not self.include_subagents:
             where.append(f"{alias}.parent_session_id IS NULL")
-        if self.since is not None:
-            where.append(f"{alias}.at >= ?")
-            args.append(self.since)
-        if self.before is not None:
-            where.append(f"{alias}.at < ?")
-            args.append(self.before)
+        when, when_args = time_conditions(f"{alias}.at", self.since, self.before)
+        where += when
+        args += when_args
         if self.min_messages > 1:
             where.append(f"(SELECT count(*) FROM messages AS x WHERE x.source = {alias}.source "
                          f"AND x.session_id = {alias}.session_id) >= ?")
