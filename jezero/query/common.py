@@ -129,6 +129,12 @@ def allowed_sources(conn: apsw.Connection, allowed: Sequence[str] | str | None) 
     return [s for s in library_sources(conn) if any(fnmatch.fnmatchcase(s, p) for p in patterns)]
 
 
+def reads_nothing(sources: list[str] | None, source: str | None) -> bool:
+    """Whether the caller's sources (allowed_sources) leave nothing to search: none at all, or
+    not the one source asked for."""
+    return sources is not None and (not sources or bool(source) and source not in sources)
+
+
 def may_read(source: str, allowed: Sequence[str] | str | None) -> bool:
     return any(fnmatch.fnmatchcase(source, p) for p in _patterns(allowed))
 

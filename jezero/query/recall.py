@@ -51,6 +51,7 @@ from jezero.query.common import (
     options_or_default,
     parse_stored,
     parse_time,
+    reads_nothing,
     time_text,
 )
 from jezero.query.errors import QueryError
@@ -138,7 +139,7 @@ def recall(
             return empty
         expr = match_expression(terms)
     sources = allowed_sources(conn, allowed)
-    if (sources is not None and not sources) or (source and sources is not None and source not in sources):
+    if reads_nothing(sources, source):
         return {**empty, "terms": [t.text for t in terms]}
     filters.sources = sources
     with budget(conn, opts.time_budget_ms):

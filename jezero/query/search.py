@@ -24,6 +24,7 @@ from jezero.query.common import (
     options_or_default,
     parse_stored,
     parse_time,
+    reads_nothing,
     scope_conditions,
     time_conditions,
     utc_now,
@@ -163,9 +164,7 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
     if not terms:
         return []
     sources = allowed_sources(conn, allowed)
-    if sources is not None and not sources:
-        return []
-    if source and sources is not None and source not in sources:
+    if reads_nothing(sources, source):
         return []
     filters = _Filters(sources, source or None, project or None, since_text)
     with budget(conn, options.time_budget_ms) as b:
@@ -190,7 +189,7 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
         raise QueryError(f"query must be text, got {type(query).__name__}")
     check_query(query)
     sources = allowed_sources(conn, allowed)
-    if (sources is not None and not sources) or (source and sources is not None and source not in sources):
+    if reads_nothing(sources, source):
         return []
 
     def items_lane(n: int) -> list[dict]:
