@@ -165,7 +165,7 @@ def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict
         found = mq.coverage_order(found)
     else:
         method = BM25_ONLY
-    routine = routine_sessions(conn, {(m.source, m.session_id) for m in found})
+    routine = _routine_placing(conn, found, limit)
     found = [m for m in found if (m.source, m.session_id) not in routine] + \
             [m for m in found if (m.source, m.session_id) in routine]
     found = found[:limit]
@@ -190,6 +190,26 @@ def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict
         })
     windows = bookend_windows(conn, found, width, filters.include_tools) if width else []
     return {"method": method, "terms": term_texts, "hits": hits, "windows": windows}
+
+
+def _routine_placing(conn, found: list[mq.Match], limit: int) -> set[tuple[str, str]]:
+    """The routine sessions among `found` that can reach its first `limit` places. Routine
+    sessions are listed after the others, so once `limit` messages of other sessions are seen,
+    the sessions further down cannot place: they are not checked (two or more queries each,
+    for up to MAX_FETCH messages)."""
+    routine: set[tuple[str, str]] = set()
+    checked: set[tuple[str, str]] = set()
+    normal = 0
+    for m in found:
+        key = (m.source, m.session_id)
+        if key not in checked:
+            checked.add(key)
+            routine |= routine_sessions(conn, {key})
+        if key not in routine:
+            normal += 1
+            if normal >= limit:
+                break
+    return routine
 
 
 def _fields(m: mq.Match) -> dict:
