@@ -129,6 +129,12 @@ def allowed_sources(conn: apsw.Connection, allowed: Sequence[str] | str | None) 
     return [s for s in library_sources(conn) if any(fnmatch.fnmatchcase(s, p) for p in patterns)]
 
 
+def reads_nothing(sources: list[str] | None, source: str | None) -> bool:
+    """Whether the caller's sources (allowed_sources) leave nothing to search: none at all, or
+    not the one source asked for."""
+    return sources is not None and (not sources or bool(source) and source not in sources)
+
+
 def may_read(source: str, allowed: Sequence[str] | str | None) -> bool:
     return any(fnmatch.fnmatchcase(source, p) for p in _patterns(allowed))
 
@@ -193,6 +199,36 @@ def budget(conn: apsw.Connection, ms: int):
         yield b
     finally:
         conn.set_progress_handler(None)
+
+
+# -- filters --------------------------------------------------------------------------------------
+
+
+def scope_conditions(alias: str, sources: Sequence[str] | None, source: str | None) -> tuple[list[str], list]:
+    """The SQL conditions (and their arguments) for the caller's sources and a chosen source, on
+    table `alias`; None means no condition. Shared by the items' and the messages' filters."""
+    where: list[str] = []
+    args: list = []
+    if sources is not None:
+        where.append(f"{alias}.source IN ({','.join('?' * len(sources))})")
+        args += sources
+    if source is not None:
+        where.append(f"{alias}.source = ?")
+        args.append(source)
+    return where, args
+
+
+def time_conditions(column: str, since: str | None, until: str | None) -> tuple[list[str], list]:
+    """`column` >= since (inclusive) and < until (exclusive), stored time text; None: no bound."""
+    where: list[str] = []
+    args: list = []
+    if since is not None:
+        where.append(f"{column} >= ?")
+        args.append(since)
+    if until is not None:
+        where.append(f"{column} < ?")
+        args.append(until)
+    return where, args
 
 
 # -- hits -----------------------------------------------------------------------------------------

@@ -166,7 +166,7 @@ def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", to
         if share is None:  # the sample could not be read in time: no judgement
             return {}
         idfs.append(bm25.idf(index.rows, round(min(share, 1.0) * index.rows)))
-    return {h["id"]: texts.relevance(h["id"], terms, idfs, index) for h in rows}
+    return texts.relevance([h["id"] for h in rows], terms, idfs, index)
 
 
 class _Texts:
@@ -191,12 +191,14 @@ class _Texts:
             self.tokenize_doc = lambda text: tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
                                                  include_offsets=False, include_colocated=False)
 
-    def relevance(self, rowid: int, terms, idfs: list[float], index: stats.IndexStats) -> float:
+    def relevance(self, rowids: list[int], terms, idfs: list[float], index: stats.IndexStats) -> dict[int, float]:
+        """Each row's relevance for `terms`; the terms are folded (or keyed) once for all rows."""
         if self.fold is not None:
-            row = self.rows.get(rowid)
-            if row is None:
-                return 0.0
-            return -rare.score(row, [rare.folded(t) for t in terms], idfs, index.tokens / index.rows)
-        cols = self.columns.get(rowid, [""] * len(FTS_COLUMNS))
-        return bm25.explain_row(cols, [t.key for t in terms], idfs, index.rows, index.tokens,
-                                self.tokenize_doc)["relevance"]
+            folded = [rare.folded(t) for t in terms]
+            average = index.tokens / index.rows
+            return {rowid: -rare.score(self.rows[rowid], folded, idfs, average) if rowid in self.rows else 0.0
+                    for rowid in rowids}
+        keys = [t.key for t in terms]
+        empty = [""] * len(FTS_COLUMNS)
+        return {rowid: bm25.explain_row(self.columns.get(rowid, empty), keys, idfs, index.rows, index.tokens,
+                                        self.tokenize_doc)["relevance"] for rowid in rowids}

@@ -133,15 +133,14 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                     kept.append((t, ids))
             if not kept:
                 return Hits()
-            held: dict[int, list] = {}
+            held: dict[int, list[str]] = {}  # message id -> the kept terms it holds
+            score: dict[int, float] = {}  # message id -> the sum of their IDFs
             weights: dict[str, float] = {}
             for t, ids in kept:
                 weight = weights[t.text] = bm25.idf(total, len(ids))
                 for i in ids:
-                    entry = held.setdefault(i, [0, 0.0, []])
-                    entry[0] += 1
-                    entry[1] += weight
-                    entry[2].append(t.text)
+                    held.setdefault(i, []).append(t.text)
+                    score[i] = score.get(i, 0.0) + weight
             # A session holds the terms of all its messages: it scores the IDF of every distinct
             # term found anywhere in it (as a BM25 over whole transcripts would count them), and
             # is shown by its best message.
@@ -151,12 +150,12 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 rows = mq.rows(conn, ids[start:start + LANE_FETCH * 5], filters)
                 for i, m in rows.items():
                     entry = found.setdefault((m.source, m.session_id), {"terms": {}, "best": None})
-                    for t in held[i][2]:
+                    for t in held[i]:
                         entry["terms"][t] = weights[t]
                     best = entry["best"]
-                    if best is None or (held[i][1], i) > (held[best.id][1], best.id):
+                    if best is None or (score[i], i) > (score[best.id], best.id):
                         entry["best"] = m
-            ranked = sorted(found.values(), key=lambda e: (-sum(e["terms"].values()), -held[e["best"].id][1],
+            ranked = sorted(found.values(), key=lambda e: (-sum(e["terms"].values()), -score[e["best"].id],
                                                            -e["best"].id))[:sessions]
             out = Hits()
             for e in ranked:

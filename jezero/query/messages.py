@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 
 import apsw
 
+from jezero.query.common import scope_conditions, time_conditions
 from jezero.query.errors import QueryError
-from jezero.query.terms import Term, parse_terms
+from jezero.query.terms import Term, match_expression, parse_terms
 from jezero.store import varints
 from jezero.store.messages import MESSAGES_TOKENIZER, ROLES
 
@@ -45,10 +46,6 @@ def messages_tokenizer(conn: apsw.Connection) -> str:
 
 def terms_for(conn: apsw.Connection, query: str) -> list[Term]:
     return parse_terms(query, messages_tokenizer(conn))
-
-
-def expression(terms: Sequence[Term]) -> str:
-    return " OR ".join(t.quoted for t in terms)
 
 
 def check_expression(conn: apsw.Connection, expr) -> str:
@@ -83,14 +80,7 @@ class MessageFilters:
     min_messages: int = 0  # a session needs at least this many messages
 
     def sql(self, alias: str = "m") -> tuple[str, list]:
-        where: list[str] = []
-        args: list = []
-        if self.sources is not None:
-            where.append(f"{alias}.source IN ({','.join('?' * len(self.sources))})")
-            args += self.sources
-        if self.source is not None:
-            where.append(f"{alias}.source = ?")
-            args.append(self.source)
+        where, args = scope_conditions(alias, self.sources, self.source)
         if self.projects is not None:
             where.append(f"{alias}.project IN ({','.join('?' * len(self.projects))})")
             args += self.projects
@@ -101,12 +91,9 @@ class MessageFilters:
             where.append(f"{alias}.role != 'tool'")
         if not self.include_subagents:
             where.append(f"{alias}.parent_session_id IS NULL")
-        if self.since is not None:
-            where.append(f"{alias}.at >= ?")
-            args.append(self.since)
-        if self.before is not None:
-            where.append(f"{alias}.at < ?")
-            args.append(self.before)
+        when, when_args = time_conditions(f"{alias}.at", self.since, self.before)
+        where += when
+        args += when_args
         if self.min_messages > 1:
             where.append(f"(SELECT count(*) FROM messages AS x WHERE x.source = {alias}.source "
                          f"AND x.session_id = {alias}.session_id) >= ?")
@@ -185,10 +172,11 @@ def matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: in
     else:
         rows = conn.execute(
             f"SELECT * FROM ({ranked} ORDER BY messages_fts.rowid DESC LIMIT ?) ORDER BY b, id LIMIT ?",
-            [expression(common), *args, RANK_CAP, fetch]).fetchall()
+            [match_expression(common), *args, RANK_CAP, fetch]).fetchall()
         if rarer:
             seen = {r[0] for r in rows}
-            rows += [r for r in conn.execute(f"{ranked} ORDER BY b, m.id LIMIT ?", [expression(rarer), *args, fetch])
+            rows += [r for r in conn.execute(f"{ranked} ORDER BY b, m.id LIMIT ?",
+                                             [match_expression(rarer), *args, fetch])
                      if r[0] not in seen]
             rows.sort(key=lambda r: (r[11], r[0]))
             rows = rows[:fetch]
@@ -217,7 +205,7 @@ def cover(conn: apsw.Connection, found: list[Match], terms: Sequence[Term]) -> N
     ids = list(by_id)
     rows = conn.execute(
         f"SELECT rowid, {COVER_NAME}(messages_fts) FROM messages_fts WHERE messages_fts MATCH ? "
-        f"AND rowid IN ({','.join('?' * len(ids))})", [expression(terms), *ids])
+        f"AND rowid IN ({','.join('?' * len(ids))})", [match_expression(terms), *ids])
     for rowid, mask in rows:
         m = by_id[rowid]
         m.matched = [t.text for i, t in enumerate(terms) if mask >> i & 1]

@@ -51,9 +51,11 @@ from jezero.query.common import (
     options_or_default,
     parse_stored,
     parse_time,
+    reads_nothing,
     time_text,
 )
 from jezero.query.errors import QueryError
+from jezero.query.terms import match_expression
 
 BM25_ONLY = "bm25 only"
 COVERAGE = "coverage re-rank, bm25 tie-break"
@@ -135,9 +137,9 @@ def recall(
         terms = mq.terms_for(conn, query or "")
         if not terms:
             return empty
-        expr = mq.expression(terms)
+        expr = match_expression(terms)
     sources = allowed_sources(conn, allowed)
-    if (sources is not None and not sources) or (source and sources is not None and source not in sources):
+    if reads_nothing(sources, source):
         return {**empty, "terms": [t.text for t in terms]}
     filters.sources = sources
     with budget(conn, opts.time_budget_ms):
@@ -163,7 +165,7 @@ def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict
         found = mq.coverage_order(found)
     else:
         method = BM25_ONLY
-    routine = routine_sessions(conn, {(m.source, m.session_id) for m in found})
+    routine = _routine_placing(conn, found, limit)
     found = [m for m in found if (m.source, m.session_id) not in routine] + \
             [m for m in found if (m.source, m.session_id) in routine]
     found = found[:limit]
@@ -188,6 +190,26 @@ def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict
         })
     windows = bookend_windows(conn, found, width, filters.include_tools) if width else []
     return {"method": method, "terms": term_texts, "hits": hits, "windows": windows}
+
+
+def _routine_placing(conn, found: list[mq.Match], limit: int) -> set[tuple[str, str]]:
+    """The routine sessions among `found` that can reach its first `limit` places. Routine
+    sessions are listed after the others, so once `limit` messages of other sessions are seen,
+    the sessions further down cannot place: they are not checked (two or more queries each,
+    for up to MAX_FETCH messages)."""
+    routine: set[tuple[str, str]] = set()
+    checked: set[tuple[str, str]] = set()
+    normal = 0
+    for m in found:
+        key = (m.source, m.session_id)
+        if key not in checked:
+            checked.add(key)
+            routine |= routine_sessions(conn, {key})
+        if key not in routine:
+            normal += 1
+            if normal >= limit:
+                break
+    return routine
 
 
 def _fields(m: mq.Match) -> dict:

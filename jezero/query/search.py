@@ -24,6 +24,9 @@ from jezero.query.common import (
     options_or_default,
     parse_stored,
     parse_time,
+    reads_nothing,
+    scope_conditions,
+    time_conditions,
     utc_now,
 )
 from jezero.query.errors import ItemNotFound, QueryError
@@ -61,23 +64,12 @@ class _Filters:
     until: str | None = None
 
     def sql(self, alias: str = "i") -> tuple[str, list]:
-        where, args = [], []
-        if self.sources is not None:
-            where.append(f"{alias}.source IN ({','.join('?' * len(self.sources))})")
-            args += self.sources
-        if self.source is not None:
-            where.append(f"{alias}.source = ?")
-            args.append(self.source)
+        where, args = scope_conditions(alias, self.sources, self.source)
         if self.project is not None:
             where.append(f"{alias}.project = ?")
             args.append(self.project)
-        if self.since is not None:
-            where.append(f"{alias}.occurred_at >= ?")
-            args.append(self.since)
-        if self.until is not None:
-            where.append(f"{alias}.occurred_at < ?")
-            args.append(self.until)
-        return " AND ".join(where), args
+        when, when_args = time_conditions(f"{alias}.occurred_at", self.since, self.until)
+        return " AND ".join(where + when), args + when_args
 
     def accepts(self, row) -> bool:
         """What sql() selects, for a row in hand (source, project and occurred_at compare the
@@ -172,9 +164,7 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
     if not terms:
         return []
     sources = allowed_sources(conn, allowed)
-    if sources is not None and not sources:
-        return []
-    if source and sources is not None and source not in sources:
+    if reads_nothing(sources, source):
         return []
     filters = _Filters(sources, source or None, project or None, since_text)
     with budget(conn, options.time_budget_ms) as b:
@@ -199,7 +189,7 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
         raise QueryError(f"query must be text, got {type(query).__name__}")
     check_query(query)
     sources = allowed_sources(conn, allowed)
-    if (sources is not None and not sources) or (source and sources is not None and source not in sources):
+    if reads_nothing(sources, source):
         return []
 
     def items_lane(n: int) -> list[dict]:
