@@ -12,6 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from jezero.models import TITLE_MAX_CHARS
+
 # A tool result or a pasted file can be megabytes; what a summary needs is its head (the command,
 # the first error) and its tail (the outcome). The cap keeps one block from filling a segment.
 TOOL_TEXT_LIMIT = 4000
@@ -108,6 +110,16 @@ def clip(text: str, limit: int = TOOL_TEXT_LIMIT) -> str:
     head = limit * 3 // 4
     tail = limit - head
     return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-tail:]}"
+
+
+def title_line(text: str | None) -> str | None:
+    """The first non-blank line of a text, its whitespace collapsed and cut to `TITLE_MAX_CHARS`
+    (ending in "..."); None if there is none."""
+    for line in (text or "").splitlines():
+        line = " ".join(line.split())
+        if line:
+            return line if len(line) <= TITLE_MAX_CHARS else line[: TITLE_MAX_CHARS - 3] + "..."
+    return None
 
 
 def strip_ansi(text: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, clip, parse_time, strip_ansi
+from jezero.plugin import Block, JsonlRead, clip, parse_time, strip_ansi
 
 from . import tools
 
@@ -233,11 +233,3 @@ def model_of(thread: Thread) -> str | None:
     if thread.models:
         return thread.models.most_common(1)[0][0]
     return thread.model
-
-
-def title_line(text: str | None) -> str | None:
-    for line in (text or "").splitlines():
-        line = " ".join(line.split())
-        if line:
-            return line if len(line) <= TITLE_MAX_CHARS else line[: TITLE_MAX_CHARS - 3] + "..."
-    return None

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, Session, clip, parse_time, strip_ansi
+from jezero.plugin import Block, JsonlRead, Session, clip, parse_time, strip_ansi, title_line
 
 from . import tools
 
@@ -296,14 +296,6 @@ def transcript(chat: Chat) -> Transcript:
 def project_hash(path: str) -> str:
     """How Gemini names a project folder before slugs: SHA-256 of its root path."""
     return hashlib.sha256(path.encode("utf-8")).hexdigest()
-
-
-def title_line(text: str | None) -> str | None:
-    for line in (text or "").splitlines():
-        line = " ".join(line.split())
-        if line:
-            return line if len(line) <= TITLE_MAX_CHARS else line[: TITLE_MAX_CHARS - 3] + "..."
-    return None
 
 
 def session(chat: Chat, *, fallback_id: str, parent_id: str | None, project_roots: list[str],
