@@ -28,6 +28,11 @@ class JsonlRead:
     bad_lines: list[int] = field(default_factory=list)  # complete lines that were not JSON objects
     partial_tail: bool = False  # the file ends in a line still being written
 
+    def in_order(self) -> list[tuple[int, Any]]:
+        """The records and the bad lines in file order, a bad line as (line number, None): the
+        order a `JsonlStream` yields them in."""
+        return sorted([*self.records, *((n, None) for n in self.bad_lines)], key=lambda e: e[0])
+
 
 def read_jsonl(path: str | os.PathLike, stream: BinaryIO | None = None) -> JsonlRead:
     """Read every complete line of a JSONL file. A last line without its newline is left for the

@@ -220,8 +220,7 @@ class EventParser:
 
 def parse(label: str, jsonl: JsonlRead) -> EventLog:
     parser = EventParser(label)
-    events = sorted([(n, None) for n in jsonl.bad_lines] + list(jsonl.records), key=lambda e: e[0])
-    for line, obj in events:
+    for line, obj in jsonl.in_order():
         if obj is None:
             parser.bad_line(line)
         else:

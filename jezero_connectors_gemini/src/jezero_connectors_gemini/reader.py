@@ -104,9 +104,7 @@ class ChatReplay:
 
 def replay_jsonl(label: str, jsonl: JsonlRead) -> Chat:
     replay = ChatReplay(label)
-    bad = set(jsonl.bad_lines)
-    events = sorted([(n, None) for n in bad] + [(n, obj) for n, obj in jsonl.records], key=lambda e: e[0])
-    for line, obj in events:
+    for line, obj in jsonl.in_order():
         if obj is None:
             replay.bad_line(line)
         else:
