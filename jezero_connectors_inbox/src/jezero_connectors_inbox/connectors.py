@@ -59,8 +59,6 @@ class _Hinted:
     """A wrapped connector whose sessions get the hint stored beside their file, found by the
     session's cursor key through `files` (cursor key -> path in the device folder)."""
 
-    kind = ""
-
     def __init__(self, folder: Path, context: ConnectorContext, inner):
         self.folder = folder
         self.context = context
