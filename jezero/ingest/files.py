@@ -12,6 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from jezero.models import TITLE_MAX_CHARS
+
 # A tool result or a pasted file can be megabytes; what a summary needs is its head (the command,
 # the first error) and its tail (the outcome). The cap keeps one block from filling a segment.
 TOOL_TEXT_LIMIT = 4000
@@ -25,6 +27,11 @@ class JsonlRead:
     consumed: int  # bytes up to and including the last complete line
     bad_lines: list[int] = field(default_factory=list)  # complete lines that were not JSON objects
     partial_tail: bool = False  # the file ends in a line still being written
+
+    def in_order(self) -> list[tuple[int, Any]]:
+        """The records and the bad lines in file order, a bad line as (line number, None): the
+        order a `JsonlStream` yields them in."""
+        return sorted([*self.records, *((n, None) for n in self.bad_lines)], key=lambda e: e[0])
 
 
 def read_jsonl(path: str | os.PathLike, stream: BinaryIO | None = None) -> JsonlRead:
@@ -108,6 +115,16 @@ def clip(text: str, limit: int = TOOL_TEXT_LIMIT) -> str:
     head = limit * 3 // 4
     tail = limit - head
     return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-tail:]}"
+
+
+def title_line(text: str | None) -> str | None:
+    """The first non-blank line of a text, its whitespace collapsed and cut to `TITLE_MAX_CHARS`
+    (ending in "..."); None if there is none."""
+    for line in (text or "").splitlines():
+        line = " ".join(line.split())
+        if line:
+            return line if len(line) <= TITLE_MAX_CHARS else line[: TITLE_MAX_CHARS - 3] + "..."
+    return None
 
 
 def strip_ansi(text: str) -> str:

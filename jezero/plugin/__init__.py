@@ -34,6 +34,7 @@ from jezero.ingest.files import (
     parse_time,
     read_jsonl,
     strip_ansi,
+    title_line,
 )
 from jezero.models import (
     ACTIONS,
@@ -70,5 +71,5 @@ __all__ = [
     "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "FolderPath", "JsonlRead", "JsonlStream",
     "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerConfig", "SummarizerType",
     "Summary", "Turn", "Usage", "clip", "expand", "file_signature", "hookimpl", "lookup_env", "parse_time",
-    "read_jsonl", "read_options", "slug", "strip_ansi", "utc",
+    "read_jsonl", "read_options", "slug", "strip_ansi", "title_line", "utc",
 ]

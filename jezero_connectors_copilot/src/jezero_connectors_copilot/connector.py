@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, read_jsonl, read_options
+from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, read_jsonl, read_options, title_line
 
 from . import reader
 
@@ -149,17 +149,17 @@ class CopilotConnector:
                 cursor_value=dict(value), cwd=cwd, git_branch=branch,
                 started_at=min(run.times) if run.times else None, ended_at=max(run.times) if run.times else fallback_end,
                 parent_id=sid, model=reader.model_of(run) or reader.model_of(log.main),
-                title=reader.title_line(run.description) or reader.title_line(run.first_prompt),
+                title=title_line(run.description) or title_line(run.first_prompt),
             ))
         main = log.main
         parent_value = dict(value, children=[c.cursor_key for c in children]) if children else value
-        title = meta.get("name") or reader.title_line(main.first_prompt)
+        title = meta.get("name") or title_line(main.first_prompt)
         parent = Session(
             id=sid, agent=reader.AGENT, blocks=main.blocks, cursor_key=ref.key, cursor_value=parent_value,
             cwd=cwd, git_branch=branch,
             started_at=log.started_at or (min(main.times) if main.times else None),
             ended_at=max(main.times) if main.times else fallback_end,
-            model=reader.model_of(main), title=reader.title_line(title), warnings=list(log.warnings),
+            model=reader.model_of(main), title=title_line(title), warnings=list(log.warnings),
         )
         return [parent, *children]
 

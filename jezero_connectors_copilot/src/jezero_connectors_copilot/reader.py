@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, clip, parse_time, strip_ansi
+from jezero.plugin import Block, JsonlRead, clip, parse_time, strip_ansi
 
 from . import tools
 
@@ -220,8 +220,7 @@ class EventParser:
 
 def parse(label: str, jsonl: JsonlRead) -> EventLog:
     parser = EventParser(label)
-    events = sorted([(n, None) for n in jsonl.bad_lines] + list(jsonl.records), key=lambda e: e[0])
-    for line, obj in events:
+    for line, obj in jsonl.in_order():
         if obj is None:
             parser.bad_line(line)
         else:
@@ -233,11 +232,3 @@ def model_of(thread: Thread) -> str | None:
     if thread.models:
         return thread.models.most_common(1)[0][0]
     return thread.model
-
-
-def title_line(text: str | None) -> str | None:
-    for line in (text or "").splitlines():
-        line = " ".join(line.split())
-        if line:
-            return line if len(line) <= TITLE_MAX_CHARS else line[: TITLE_MAX_CHARS - 3] + "..."
-    return None

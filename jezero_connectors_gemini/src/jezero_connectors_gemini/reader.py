@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, Session, clip, parse_time, strip_ansi
+from jezero.plugin import Block, JsonlRead, Session, clip, parse_time, strip_ansi, title_line
 
 from . import tools
 
@@ -104,9 +104,7 @@ class ChatReplay:
 
 def replay_jsonl(label: str, jsonl: JsonlRead) -> Chat:
     replay = ChatReplay(label)
-    bad = set(jsonl.bad_lines)
-    events = sorted([(n, None) for n in bad] + [(n, obj) for n, obj in jsonl.records], key=lambda e: e[0])
-    for line, obj in events:
+    for line, obj in jsonl.in_order():
         if obj is None:
             replay.bad_line(line)
         else:
@@ -296,14 +294,6 @@ def transcript(chat: Chat) -> Transcript:
 def project_hash(path: str) -> str:
     """How Gemini names a project folder before slugs: SHA-256 of its root path."""
     return hashlib.sha256(path.encode("utf-8")).hexdigest()
-
-
-def title_line(text: str | None) -> str | None:
-    for line in (text or "").splitlines():
-        line = " ".join(line.split())
-        if line:
-            return line if len(line) <= TITLE_MAX_CHARS else line[: TITLE_MAX_CHARS - 3] + "..."
-    return None
 
 
 def session(chat: Chat, *, fallback_id: str, parent_id: str | None, project_roots: list[str],

@@ -10,9 +10,7 @@ each type per device, disabled.
 
 from __future__ import annotations
 
-from typing import Any
-
-from jezero.plugin import ConnectorContext, FolderPath, Options, hookimpl
+from jezero.plugin import FolderPath, Options, hookimpl
 
 from jezero_connectors_inbox.connectors import (
     InboxClaude,
@@ -36,19 +34,11 @@ class InboxOptions(Options):
     path: FolderPath
 
 
-def _claude(options: dict[str, Any], context: ConnectorContext) -> InboxClaude:
-    return build_claude(options, context)
-
-
-def _codex(options: dict[str, Any], context: ConnectorContext) -> InboxCodex:
-    return build_codex(options, context)
-
-
 @hookimpl
 def register_connector_types(register):
-    register("inbox-claude", _claude, description="Claude Code sessions uploaded by a device (<inbox>/<device>/claude)",
+    register("inbox-claude", build_claude, description="Claude Code sessions uploaded by a device (<inbox>/<device>/claude)",
              options=InboxOptions)
-    register("inbox-codex", _codex, description="Codex sessions uploaded by a device (<inbox>/<device>/codex)",
+    register("inbox-codex", build_codex, description="Codex sessions uploaded by a device (<inbox>/<device>/codex)",
              options=InboxOptions)
     register("inbox-gemini", build_gemini,
              description="Gemini CLI chats uploaded by a device (<inbox>/<device>/gemini)", options=InboxOptions)

@@ -55,31 +55,9 @@ class InboxClaude:
         return None
 
 
-class InboxCodex:
-    """Codex rollouts in `<inbox>/<device>/codex/` (sessions/, archived_sessions/)."""
-
-    def __init__(self, folder: Path, context: ConnectorContext):
-        self.folder = folder
-        self.inner = CodexConnector(folder, context)
-
-    def read(self, cursor: dict[str, Any]) -> Iterator[Session]:
-        if not self.folder.is_dir():
-            return
-        paths: dict[str, Path] | None = None
-        for session in self.inner.read(cursor):
-            if paths is None:  # the codex cursor is keyed by rollout id: find each id's file
-                paths = {key: ref.path for key, ref in codex_store.discover(self.folder, lambda _m: None).items()}
-            path = paths.get(session.cursor_key)
-            if path is not None:
-                session.project_hint = read_hint(self.folder, path.relative_to(self.folder).as_posix())
-            yield session
-
-
 class _Hinted:
     """A wrapped connector whose sessions get the hint stored beside their file, found by the
     session's cursor key through `files` (cursor key -> path in the device folder)."""
-
-    kind = ""
 
     def __init__(self, folder: Path, context: ConnectorContext, inner):
         self.folder = folder
@@ -100,6 +78,17 @@ class _Hinted:
             if path is not None:
                 session.project_hint = read_hint(self.folder, path.relative_to(self.folder).as_posix())
             yield session
+
+
+class InboxCodex(_Hinted):
+    """Codex rollouts in `<inbox>/<device>/codex/` (sessions/, archived_sessions/)."""
+
+    def __init__(self, folder: Path, context: ConnectorContext):
+        super().__init__(folder, context, CodexConnector(folder, context))
+
+    def files(self) -> dict[str, Path]:
+        # the codex cursor is keyed by rollout id: find each id's file
+        return {key: ref.path for key, ref in codex_store.discover(self.folder, lambda _m: None).items()}
 
 
 class InboxGemini(_Hinted):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.plugin import TITLE_MAX_CHARS, Block, Session, clip, parse_time, strip_ansi
+from jezero.plugin import Block, Session, clip, parse_time, strip_ansi, title_line
 
 from . import tools
 
@@ -139,14 +139,6 @@ def blocks_of(raw: Raw) -> tuple[list[Block], Counter, str | None, list[datetime
                 blocks.append(Block("system", "meta", f"[error] {strip_ansi(text)}", when))
     warnings = [f"session {raw.info.get('id')}: unknown part type {k!r} ({n} parts), skipped" for k, n in unknown.items()]
     return blocks, models, first_prompt, times, warnings
-
-
-def title_line(text: str | None) -> str | None:
-    for line in (text or "").splitlines():
-        line = " ".join(line.split())
-        if line:
-            return line if len(line) <= TITLE_MAX_CHARS else line[: TITLE_MAX_CHARS - 3] + "..."
-    return None
 
 
 def session(raw: Raw, *, cursor_key: str, cursor_value: Any) -> Session:
