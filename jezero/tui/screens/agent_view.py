@@ -51,10 +51,8 @@ class AgentViewScreen(Base):
 
     @work(exclusive=True, group="projects")
     async def action_refresh(self) -> None:
-        try:
-            cat = await self.app.remote.catalog()
-        except RemoteError as e:
-            self.failed(e)
+        cat = await self.ask(self.app.remote.catalog())
+        if cat is None:
             return
         projects = self.query_one("#projects", OptionList)
         projects.clear_options()

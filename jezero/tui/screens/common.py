@@ -4,7 +4,8 @@ so the app reads the same over SSH, in a monochrome terminal or in a screenshot.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,6 +18,8 @@ from jezero.tui.remote import RemoteError
 SEARCH_DELAY_SECONDS = 0.25
 # Block characters of rising height for the per-day row (no colour needed to read it).
 BARS = " ▁▂▃▄▅▆▇█"
+
+T = TypeVar("T")
 
 
 def day(stamp: str | None) -> str:
@@ -56,6 +59,14 @@ class Base(Screen):
 
     def failed(self, e: RemoteError) -> None:
         self.say(f"error: {e}")
+
+    async def ask(self, call: Awaitable[T]) -> T | None:
+        """The remote's answer, or None once the status line says why there is none."""
+        try:
+            return await call
+        except RemoteError as e:
+            self.failed(e)
+            return None
 
     def open_item(self, item_id: int) -> None:
         from jezero.tui.screens.item import ItemScreen  # the item screen is a Base too

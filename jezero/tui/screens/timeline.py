@@ -10,7 +10,6 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, OptionList
 from textual.widgets.option_list import Option
 
-from jezero.tui.remote import RemoteError
 from jezero.tui.screens.common import (
     Base,
     items_table,
@@ -37,10 +36,8 @@ class TimelineScreen(Base):
 
     @work(exclusive=True, group="catalog")
     async def action_refresh(self) -> None:
-        try:
-            cat = await self.app.remote.catalog()
-        except RemoteError as e:
-            self.failed(e)
+        cat = await self.ask(self.app.remote.catalog())
+        if cat is None:
             return
         scopes = self.query_one("#scopes", OptionList)
         scopes.clear_options()
@@ -63,10 +60,8 @@ class TimelineScreen(Base):
 
     @work(exclusive=True, group="timeline")
     async def load(self, kind: str, name: str) -> None:
-        try:
-            answer = await self.app.remote.timeline(limit=50, **{kind: name})
-        except RemoteError as e:
-            self.failed(e)
+        answer = await self.ask(self.app.remote.timeline(limit=50, **{kind: name}))
+        if answer is None:
             return
         items = answer.get("items", [])
         items_table(self.query_one("#items", DataTable), items)
