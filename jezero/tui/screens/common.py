@@ -4,13 +4,14 @@ so the app reads the same over SSH, in a monochrome terminal or in a screenshot.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import Any, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, OptionList, Static
+from textual.widgets.option_list import Option
 
 from jezero.tui.remote import RemoteError
 
@@ -72,6 +73,16 @@ class Base(Screen):
         from jezero.tui.screens.item import ItemScreen  # the item screen is a Base too
 
         self.app.push_screen(ItemScreen(item_id))
+
+
+def fill_options(options: OptionList, entries: Iterable[tuple[str, str]]) -> None:
+    """Replace the list's options with (label, id) pairs; highlight the first and focus the list."""
+    options.clear_options()
+    for label, key in entries:
+        options.add_option(Option(Text(label), id=key))
+    if options.option_count:
+        options.highlighted = 0
+        options.focus()
 
 
 def items_table(table: DataTable, rows: list[dict[str, Any]], *, score: bool = False) -> None:
