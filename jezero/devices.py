@@ -24,11 +24,12 @@ import tomlkit
 from filelock import FileLock
 
 from jezero import config as config_mod
+from jezero.client_core import DEVICE_NAME
 from jezero.config import Config
 
-# The device name is a client name and part of its source names (inbox-<device>-codex, at most
-# 64 characters), hence shorter than a client name may be.
-DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
+# DEVICE_NAME: the device name is a client name and part of its source names (inbox-<device>-codex,
+# at most 64 characters), hence shorter than a client name may be. It is the client core's rule,
+# which `jezero_client.py init` checks on the device, so a name init takes is one approve takes.
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
 # Inbox agent folder -> the connector type that reads it (jezero_connectors_inbox).
 INBOX_TYPES = {"claude": "inbox-claude", "codex": "inbox-codex", "gemini": "inbox-gemini", "copilot": "inbox-copilot",

@@ -73,6 +73,11 @@ def connectors_toml(stores: list[AgentStore]) -> str:
     return "\n".join(out)
 
 
+def local_key_path() -> Path:
+    """Where `jezero up` keeps this computer's own client key (and `jezero ui` looks for it)."""
+    return config_mod.default_data_dir() / "local-client.key"
+
+
 def local_key(key_file: Path) -> str:
     """The local client's key, made once and kept in a file only this user can read."""
     if key_file.exists():
@@ -119,7 +124,7 @@ def prepare(config_path: Path, *, demo_folder: Path | None = None) -> Setup:
         created.append(f"demo sessions in {demo_folder / 'sessions'}")
     else:
         stores = discover_stores(warn=problems.append)
-        key_file = config_mod.default_data_dir() / "local-client.key"
+        key_file = local_key_path()
         if not config_path.exists():
             write_private_text(
                 config_path,

@@ -40,11 +40,11 @@ def _server_url(url: str | None) -> str:
 
 
 def _key() -> str | None:
-    from jezero import config as config_mod
-
     if os.environ.get(KEY_ENV):
         return os.environ[KEY_ENV]
-    local = config_mod.default_data_dir() / "local-client.key"
+    from jezero.up import local_key_path
+
+    local = local_key_path()
     return local.read_text().strip() if local.exists() else None
 
 

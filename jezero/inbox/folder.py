@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jezero.inbox.layouts import Refused
+from jezero.private import FILE_MODE, FOLDER_MODE
 
 log = logging.getLogger("jezero.inbox")
 
-FOLDER_MODE = 0o700
-FILE_MODE = 0o600
 PARTIAL_PREFIX = ".upload-"  # temporary files: hidden, so no connector walk ever picks one up
 HINTS = ".hints"  # <device>/<agent>/.hints/<path>: the project the device sent for that file
 _PROJECT = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")

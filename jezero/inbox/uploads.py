@@ -29,12 +29,12 @@ from typing import Any
 from filelock import FileLock
 
 from jezero.client_core import CORE_VERSION
+from jezero.private import FILE_MODE
 
 log = logging.getLogger("jezero.inbox")
 
 STATE_FILE = ".uploads.json"  # hidden: no connector walk or device folder can ever hold it
 LOCK_TIMEOUT_SECONDS = 10  # an edit holds the lock for a few milliseconds
-FILE_MODE = 0o600
 # What a version header may hold: a version number with an optional suffix ("0.2.0", "1.0.0rc1").
 _VERSION = re.compile(r"^[0-9][0-9A-Za-z.+-]{0,31}$")
 _PLUGIN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,31}/[0-9A-Za-z][0-9A-Za-z.+-]{0,31}$")

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, OptionList
-from textual.widgets.option_list import Option
 
 from jezero.query import first_prompt, session_start
 from jezero.tui.remote import RemoteError
@@ -19,6 +17,7 @@ from jezero.tui.screens.common import (
     SEARCH_DELAY_SECONDS,
     Base,
     Plain,
+    fill_options,
 )
 
 
@@ -51,18 +50,10 @@ class AgentViewScreen(Base):
 
     @work(exclusive=True, group="projects")
     async def action_refresh(self) -> None:
-        try:
-            cat = await self.app.remote.catalog()
-        except RemoteError as e:
-            self.failed(e)
+        cat = await self.ask(self.app.remote.catalog())
+        if cat is None:
             return
-        projects = self.query_one("#projects", OptionList)
-        projects.clear_options()
-        for p in cat.get("projects", []):
-            projects.add_option(Option(Text(p["name"]), id=p["name"]))
-        if projects.option_count:
-            projects.highlighted = 0
-            projects.focus()
+        fill_options(self.query_one("#projects", OptionList), [(p["name"], p["name"]) for p in cat.get("projects", [])])
 
     @on(OptionList.OptionHighlighted, "#projects")
     def project_chosen(self, event: OptionList.OptionHighlighted) -> None:

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header
 
-from jezero.tui.remote import AgentRow, RemoteError
+from jezero.tui.remote import AgentRow
 from jezero.tui.screens.common import (
     Base,
     Plain,
@@ -62,10 +62,8 @@ class AgentsScreen(Base):
 
     @work(exclusive=True, group="agents")
     async def action_refresh(self) -> None:
-        try:
-            found = await self.app.remote.agents()
-        except RemoteError as e:
-            self.failed(e)
+        found = await self.ask(self.app.remote.agents())
+        if found is None:
             return
         rows = found.rows
         table = self.query_one("#agents", DataTable)

@@ -4,12 +4,14 @@ so the app reads the same over SSH, in a monochrome terminal or in a screenshot.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Iterable
+from typing import Any, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, OptionList, Static
+from textual.widgets.option_list import Option
 
 from jezero.tui.remote import RemoteError
 
@@ -17,6 +19,8 @@ from jezero.tui.remote import RemoteError
 SEARCH_DELAY_SECONDS = 0.25
 # Block characters of rising height for the per-day row (no colour needed to read it).
 BARS = " ▁▂▃▄▅▆▇█"
+
+T = TypeVar("T")
 
 
 def day(stamp: str | None) -> str:
@@ -57,10 +61,28 @@ class Base(Screen):
     def failed(self, e: RemoteError) -> None:
         self.say(f"error: {e}")
 
+    async def ask(self, call: Awaitable[T]) -> T | None:
+        """The remote's answer, or None once the status line says why there is none."""
+        try:
+            return await call
+        except RemoteError as e:
+            self.failed(e)
+            return None
+
     def open_item(self, item_id: int) -> None:
         from jezero.tui.screens.item import ItemScreen  # the item screen is a Base too
 
         self.app.push_screen(ItemScreen(item_id))
+
+
+def fill_options(options: OptionList, entries: Iterable[tuple[str, str]]) -> None:
+    """Replace the list's options with (label, id) pairs; highlight the first and focus the list."""
+    options.clear_options()
+    for label, key in entries:
+        options.add_option(Option(Text(label), id=key))
+    if options.option_count:
+        options.highlighted = 0
+        options.focus()
 
 
 def items_table(table: DataTable, rows: list[dict[str, Any]], *, score: bool = False) -> None:

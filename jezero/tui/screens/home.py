@@ -10,7 +10,6 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header
 
-from jezero.tui.remote import RemoteError
 from jezero.tui.screens.common import (
     Base,
     Plain,
@@ -46,10 +45,8 @@ class HomeScreen(Base):
 
     @work(exclusive=True, group="home")
     async def action_refresh(self) -> None:
-        try:
-            data = await self.app.remote.overview()
-        except RemoteError as e:
-            self.failed(e)
+        data = await self.ask(self.app.remote.overview())
+        if data is None:
             return
         self.show(data)
 

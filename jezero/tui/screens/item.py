@@ -10,7 +10,6 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header
 
-from jezero.tui.remote import RemoteError
 from jezero.tui.screens.common import (
     Base,
     Plain,
@@ -46,10 +45,8 @@ class ItemScreen(Base):
 
     @work(exclusive=True, group="item")
     async def load(self) -> None:
-        try:
-            it = await self.app.remote.get_item(self.item_id, include_original=self.with_original)
-        except RemoteError as e:
-            self.failed(e)
+        it = await self.ask(self.app.remote.get_item(self.item_id, include_original=self.with_original))
+        if it is None:
             return
         self.query_one("#item", Plain).show(_item_text(it))
         self.query_one("#item-box", VerticalScroll).focus()
@@ -60,10 +57,8 @@ class ItemScreen(Base):
 
     @work(exclusive=True, group="item-later")
     async def action_later(self) -> None:
-        try:
-            answer = await self.app.remote.later(self.item_id)
-        except RemoteError as e:
-            self.failed(e)
+        answer = await self.ask(self.app.remote.later(self.item_id))
+        if answer is None:
             return
         self.query_one("#item-later", Plain).show("\n" + later_text(answer.get("item") or {"id": self.item_id},
                                                                          answer))

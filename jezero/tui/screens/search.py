@@ -11,7 +11,6 @@ from textual.containers import VerticalScroll
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input
 
-from jezero.tui.remote import RemoteError
 from jezero.tui.screens.common import (
     SEARCH_DELAY_SECONDS,
     Base,
@@ -76,10 +75,8 @@ class SearchScreen(Base):
             items_table(table, [], score=True)
             self.say("")
             return
-        try:
-            answer = await self.app.remote.search(query, explain=explain)
-        except RemoteError as e:
-            self.failed(e)
+        answer = await self.ask(self.app.remote.search(query, explain=explain))
+        if answer is None:
             return
         self.hits = answer.get("items", [])
         items_table(table, self.hits, score=True)
@@ -129,10 +126,8 @@ class SearchScreen(Base):
         h = self.current()
         if h is None:
             return
-        try:
-            answer = await self.app.remote.later(h["id"])
-        except RemoteError as e:
-            self.failed(e)
+        answer = await self.ask(self.app.remote.later(h["id"]))
+        if answer is None:
             return
         self.query_one("#detail", Plain).show(later_text(h, answer))
 

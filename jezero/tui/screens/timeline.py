@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, OptionList
-from textual.widgets.option_list import Option
 
-from jezero.tui.remote import RemoteError
 from jezero.tui.screens.common import (
     Base,
+    fill_options,
     items_table,
     selected_id,
 )
@@ -37,20 +35,12 @@ class TimelineScreen(Base):
 
     @work(exclusive=True, group="catalog")
     async def action_refresh(self) -> None:
-        try:
-            cat = await self.app.remote.catalog()
-        except RemoteError as e:
-            self.failed(e)
+        cat = await self.ask(self.app.remote.catalog())
+        if cat is None:
             return
-        scopes = self.query_one("#scopes", OptionList)
-        scopes.clear_options()
-        for p in cat.get("projects", []):
-            scopes.add_option(Option(Text(f"project {p['name']} ({p['items']})"), id=f"project:{p['name']}"))
-        for s in cat.get("sources", []):
-            scopes.add_option(Option(Text(f"source {s['name']} ({s['items']})"), id=f"source:{s['name']}"))
-        if scopes.option_count:
-            scopes.highlighted = 0
-            scopes.focus()
+        fill_options(self.query_one("#scopes", OptionList),
+                     [(f"project {p['name']} ({p['items']})", f"project:{p['name']}") for p in cat.get("projects", [])]
+                     + [(f"source {s['name']} ({s['items']})", f"source:{s['name']}") for s in cat.get("sources", [])])
 
     @on(OptionList.OptionHighlighted, "#scopes")
     def scope_chosen(self, event: OptionList.OptionHighlighted) -> None:
@@ -63,10 +53,8 @@ class TimelineScreen(Base):
 
     @work(exclusive=True, group="timeline")
     async def load(self, kind: str, name: str) -> None:
-        try:
-            answer = await self.app.remote.timeline(limit=50, **{kind: name})
-        except RemoteError as e:
-            self.failed(e)
+        answer = await self.ask(self.app.remote.timeline(limit=50, **{kind: name}))
+        if answer is None:
             return
         items = answer.get("items", [])
         items_table(self.query_one("#items", DataTable), items)
