@@ -212,7 +212,7 @@ def _error_text(data: bytes) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
-# The agents' stores and the paths the inbox accepts (the same rules as jezero/inbox/layouts.py)
+# The agents' stores and the paths the inbox accepts (the server checks uploads with these same functions: jezero/inbox/layouts.py imports them)
 
 _NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
 _CLAUDE_SESSION = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.jsonl$")
