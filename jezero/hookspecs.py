@@ -1,4 +1,4 @@
-"""The hooks a Jezero plugin can implement. Four add things through a `register(...)` callback
+"""The hooks a Jezero plugin can implement. Five add things through a `register(...)` callback
 (so the host can refuse a duplicate name and record which plugin added what); one picks a single
 answer (`firstresult`). Every hook is documented, with an example, in hookspecs.md."""
 
@@ -40,6 +40,16 @@ def register_index_engines(register):
     `open(library: pathlib.Path) -> IndexEngine` gives the engine for the library file at that
     path (see jezero.plugin.IndexEngine): a derived index kept beside the library that
     answers search's candidate pool, chosen by `[search] engine = "name"`."""
+
+
+@hookspec
+def register_embedders(register):
+    """Add embedders for the semantic lane: `register(name, build, description="", prepare=None)`,
+    where `build(options: dict) -> Embedder` (see jezero.plugin.Embedder) gives an embedder that
+    is ready to use, or raises jezero.plugin.EmbedderNotReady saying which command makes it
+    ready; `prepare(options: dict) -> str`, when given, makes the model ready on this computer
+    once (fetches or derives it) and returns what it did. Only `prepare` may fetch anything:
+    `build` and `embed` never download."""
 
 
 @hookspec(firstresult=True)

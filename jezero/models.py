@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -190,6 +191,36 @@ class IndexEngineType:
     name: str
     open: Any  # Callable[[pathlib.Path], jezero.store.engines.IndexEngine]; None for the built-in fts5
     description: str = ""
+    plugin: str | None = None
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Text in, vectors out, for the semantic lane."""
+
+    # What made the vectors (model and its version, any derivation): the library records it, and
+    # vectors of two model ids never mix in one ranking. Change it whenever the vectors change.
+    model_id: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> Any:
+        """One row of `dimension` floats per text, L2-normalised (all zeros for a text with
+        nothing to embed); a float32 numpy array of shape (len(texts), dimension) is best.
+        `query=True` for a search query, for models that embed queries apart from documents."""
+        ...
+
+
+class EmbedderNotReady(Exception):
+    """Raised by an embedder's build when its model is not on this computer yet; the message
+    says the command that makes it ready (e.g. `jezero embed prepare`)."""
+
+
+@dataclass
+class EmbedderType:
+    name: str
+    build: Any  # Callable[[dict], Embedder]
+    description: str = ""
+    prepare: Any = None  # Callable[[dict], str] | None
     plugin: str | None = None
 
 

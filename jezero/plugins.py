@@ -1,5 +1,5 @@
 """The plugin host: one lazily built plugin manager, the built-in plugins, and the registries the
-hooks fill (connector types, redactors, summarizers, search index engines).
+hooks fill (connector types, redactors, summarizers, search index engines, embedders).
 
 Environment switches, for people writing plugins:
 - JEZERO_PLUGINS: comma-separated entry-point names to load; set but empty loads none. Built-in
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pluggy
 
 from jezero import hookspecs
-from jezero.models import ConnectorType, IndexEngineType, Redactor, SummarizerType
+from jezero.models import ConnectorType, EmbedderType, IndexEngineType, Redactor, SummarizerType
 
 ENTRY_POINT_GROUP = "jezero.connectors"
 
@@ -161,6 +161,10 @@ def summarizer_types() -> dict[str, SummarizerType]:
 
 def index_engines() -> dict[str, IndexEngineType]:
     return _collect("register_index_engines", lambda name, open, description="", plugin=None: IndexEngineType(name, open, description, plugin))
+
+
+def embedder_types() -> dict[str, EmbedderType]:
+    return _collect("register_embedders", EmbedderType)
 
 
 def plugin_info(all_plugins: bool = False) -> list[dict]:

@@ -23,7 +23,7 @@ def test_every_hook_is_documented_and_tested():
     doc = (REPO / "hookspecs.md").read_text()
     this = Path(__file__).read_text()
     names = hook_names()
-    assert len(names) == 5
+    assert len(names) == 6
     for name in names:
         assert re.search(rf"^## {name}\(", doc, re.M), f"{name} is not documented in hookspecs.md"
         section = doc.split(f"## {name}(")[1].split("\n## ")[0]
@@ -148,3 +148,39 @@ def test_hook_register_index_engines(register_plugin, tmp_path):
         assert engines.sync("titles", tmp_path / "lib.sqlite3") == 0
     finally:
         engines.forget()
+
+
+def test_hook_register_embedders(register_plugin):
+    from jezero.plugin import Embedder, EmbedderNotReady
+
+    prepared = []
+
+    class Letters:
+        model_id = "letters-v1"
+        dimension = 26
+
+        def embed(self, texts, *, query=False):
+            return [[float(t.count(chr(97 + i))) for i in range(26)] for t in texts]
+
+    def build(options):
+        if not options.get("ready"):
+            raise EmbedderNotReady("run `jezero embed prepare` first")
+        return Letters()
+
+    class Plugin:
+        @hookimpl
+        def register_embedders(self, register):
+            register("letters", build, description="letter counts", prepare=lambda options: prepared.append(options) or "ok")
+
+    register_plugin(Plugin(), "letters-plugin")
+    kind = plugins.embedder_types()["letters"]
+    assert kind.plugin == "letters-plugin" and kind.description == "letter counts"
+    assert kind.prepare({"x": 1}) == "ok" and prepared == [{"x": 1}]
+    embedder = kind.build({"ready": True})
+    assert isinstance(embedder, Embedder) and embedder.embed(["abba"])[0][:2] == [2.0, 2.0]
+    try:
+        kind.build({})
+    except EmbedderNotReady as e:
+        assert "jezero embed prepare" in str(e)
+    else:
+        raise AssertionError("an embedder that is not ready must say so")

@@ -13,13 +13,13 @@ from datetime import datetime, timezone
 import pytest
 
 from jezero import hookspecs, plugins
-from jezero.models import ConnectorType, Redactor, SummarizerType
+from jezero.models import ConnectorType, EmbedderType, Redactor, SummarizerType
 from jezero.plugin import ConnectorContext, ProjectHints, Segment, Session, Summary
 from jz_support import REPO
 
 DOC = (REPO / "hookspecs.md").read_text()
 REGISTERS = {"register_connector_types": ConnectorType, "register_redactors": Redactor,
-             "register_summarizers": SummarizerType}
+             "register_summarizers": SummarizerType, "register_embedders": EmbedderType}
 
 
 def section(hook: str) -> str:
@@ -84,6 +84,16 @@ def test_the_summarizer_example_runs(register_plugin):
                       content_hash="", occurred_at=datetime.now(timezone.utc))
     summary, _ = summarizer.summarize(segment)
     assert isinstance(summary, Summary) and summary.title == "the export crashes"
+
+
+def test_the_embedder_example_runs(register_plugin):
+    from jezero.plugin import Embedder
+
+    register_plugin(example("register_embedders"), "doc-embedder")
+    embedder = plugins.embedder_types()["letters"].build({})
+    assert isinstance(embedder, Embedder) and embedder.dimension == 26
+    rows = embedder.embed(["abc", ""])
+    assert abs(sum(v * v for v in rows[0]) - 1.0) < 1e-9 and rows[1] == [0.0] * 26
 
 
 def test_the_resolver_example_runs(register_plugin):

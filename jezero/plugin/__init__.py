@@ -16,6 +16,7 @@ project-hint resolver needs is here; the rest of `jezero` is private and free to
 - made-up sessions for `jezero up --demo`: `DemoSession` and `Turn`;
 - for a search index engine: `IndexEngine`, `IndexRequest`, `Head` and `library_head` (the
   library's id and last change), `FTS_COLUMNS`, `fts_row` and `open_readonly`;
+- for an embedder (the semantic lane): `Embedder` and `EmbedderNotReady`;
 - the test kit is `jezero.plugin.testing` (imported on its own: it brings the pipeline and the
   store).
 """
@@ -49,6 +50,8 @@ from jezero.models import (
     Connector,
     ConnectorContext,
     ConnectorType,
+    Embedder,
+    EmbedderNotReady,
     ProjectHints,
     Redactor,
     Segment,
@@ -68,7 +71,7 @@ from jezero.store.engines import Request as IndexRequest
 __all__ = [
     "FTS_COLUMNS", "Head", "IndexEngine", "IndexRequest", "fts_row", "library_head", "open_readonly",
     "ACTIONS", "ATOM_TYPES", "KINDS", "MAX_ATOMS", "ROLES", "SUMMARY_MAX_CHARS", "TITLE_MAX_CHARS", "TOOL_TEXT_LIMIT",
-    "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "FolderPath", "JsonlRead", "JsonlStream",
+    "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "Embedder", "EmbedderNotReady", "FolderPath", "JsonlRead", "JsonlStream",
     "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerConfig", "SummarizerType",
     "Summary", "Turn", "Usage", "clip", "expand", "file_signature", "hookimpl", "lookup_env", "parse_time",
     "read_jsonl", "read_options", "slug", "strip_ansi", "title_line", "utc",
