@@ -29,6 +29,9 @@ ATOM_CAPS = {"error": 3, "fix": 2, "decision": 3, "command": 3, "file": 3, "conf
 # Places left over after the caps go to the next best candidates, up to these: an item with one
 # error and one command has room for the files a grep found.
 OVERFLOW_CAPS = {"error": 4, "fix": 2, "decision": 3, "command": 4, "file": 6, "config": 3, "number": 2, "todo": 3, "fact": 2}
+# Then what people stated (extract/salient.py) fills the places still free: in a conversation
+# between people there are no errors, commands or files, and the facts said are all there is to find.
+SAID_CAPS = {**OVERFLOW_CAPS, "fact": 8}
 MIN_SCORE = 0.5  # below this a candidate is noise (a bare `ls`, a vague sentence)
 MIN_SCORES = {"file": 0.3}  # a path a command's output lists (extract.OUTPUT_PATH_SCORE) still counts
 PROSE = {"decision", "fix", "config", "number", "todo", "fact"}  # sentences, which can overlap
@@ -143,7 +146,7 @@ def select_atoms(d: Digest, title: str = "") -> list[Candidate]:
             prose.add(key)
         return True
 
-    for caps in (ATOM_CAPS, OVERFLOW_CAPS):
+    for caps in (ATOM_CAPS, OVERFLOW_CAPS, SAID_CAPS):
         while len(picked) < MAX_ATOMS:
             progress = False
             for t in ATOM_ORDER:
