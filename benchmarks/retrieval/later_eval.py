@@ -19,6 +19,7 @@ Halves: a query by `zlib.crc32(text) % 2`, a chain by `zlib.crc32(its first sess
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import zlib
@@ -85,6 +86,22 @@ def current_first(lib) -> str:
     return "\n".join(out)
 
 
+def facts_kept(lib, chat_queries) -> str:
+    """How many of the chats' planted facts (bench's needles) the item of their session holds, in
+    its title, summary, questions or atoms: what an agent reading items alone can know."""
+    kept = total = 0
+    for q in chat_queries:
+        for key, needle in q.needles:
+            total += 1
+            for row in lib.conn.execute("SELECT title || summary || questions || atoms FROM items WHERE session_id = ?",
+                                        (lib.by_key[key].id,)):
+                if needle in row[0] or json.dumps(needle)[1:-1] in row[0]:
+                    kept += 1
+                    break
+    atoms = [len(json.loads(r[0])) for r in lib.conn.execute("SELECT atoms FROM items")]
+    return f"facts kept in their item: {kept} of {total}; atoms per item {sum(atoms) / len(atoms):.1f}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", action="store_true")
@@ -107,6 +124,7 @@ def main() -> int:
         print(lanes_table(lib, QUERIES, KINDS, scoped=False))
         print("\nconversational set, items and fused")
         print(lanes_table(chat_lib, chat_queries, CHAT_KINDS, scoped=True))
+        print(facts_kept(chat_lib, chat_queries))
         chat_chains = [q.relevant if q.kind == "chat_multi" else (q.needles[0][0], q.needles[1][0])
                        for q in chat_queries if q.kind in ("chat_multi", "chat_update")]
         words = {c: chain_query(c) for c in CHAINS}

@@ -26,32 +26,40 @@ SALIENT_CHARS = 60_000
 # had pasta", "on Friday").
 MIN_SALIENCE = 2.0
 
+# A statement said again in the same segment is routine ("dentist on Tuesday", "... on Friday").
+REPEAT_COST = 1.0
 # "Maya: ..." at the start of a line: a chat written with each speaker's name.
 _SPEAKER = re.compile(r"^\s*([A-ZÀ-Ý][\w'’.-]{1,30}(?: [A-ZÀ-Ý][\w'’.-]{1,30})?):\s+", re.M)
 _FIRST_PERSON = re.compile(r"\b(?:i|we|my|our|i'm|we're|i've|we've|i'll|we'll|me|us)\b")
-# Events of a life or a plan, in the forms people report them: done ("adopted"), arranged
-# ("booked"), starting ("I start"), changed ("fell through", "moved to").
-_EVENT = re.compile(
-    r"\b(?:adopt(?:ed)?|accept(?:ed)?|hired|signed up|sign(?:ed)? (?:a|the)|joined|join|quit|resign(?:ed)?|"
-    r"promot(?:ed|ion)|retir(?:ed|ing)|engaged|married|wedding|divorc\w*|pregnant|born|"
-    r"diagnos\w*|allergic|torn|broke(?:n)? (?:my|his|her|a)|surgery|physio\w*|injur\w*|"
-    r"bought|sold|booked|book(?:ing)? (?:a|the)|ordered|rent(?:ed|ing)|lease|keys|"
-    r"mov(?:e|ed|ing) (?:to|into|in|out|house|flat)|relocat\w*|"
-    r"start(?:ed|ing|s)? (?:at|as|on|in|my|our|a|the|lessons|training|work)|first (?:day|shift|week)|new (?:job|role|position)|"
-    r"offer|cancel(?:l?ed)?|postpon\w*|resched\w*|fell through|called off|moved to the|"
-    r"calling (?:him|her|it|them)|named|visit(?:ing)?|coming (?:over|to|for)|landed|arriv\w*|staying|"
-    r"picked|chose|decided|going to|planning|plan is|we'll|i'll|graduat\w*|passed|"
-    r"got (?:a|an|the|my|our|engaged|married|promoted|the job|in)|lessons|teacher|"
-    # the same in Spanish
-    r"adoptamos|acept[ée]|empiezo|empec[ée]|nos mudamos|mudanza|me caso|boda|compr[ée]|vend[ií]|reserv[ée]|"
-    r"reservamos|cancel[óo]|alérgic[oa])\b"
+# Events of a life or a plan, in the forms people report them. Strong ones are news by themselves
+# (an adoption, a diagnosis, a job offer taken, a plan called off); weak ones are as often routine
+# ("I booked the car in", "we went to the pub") and need another mark.
+_STRONG_EVENT = re.compile(
+    r"\b(?:adopt(?:ed)?|accepted|hired|signed up|quit|resign(?:ed)?|promot(?:ed|ion)|retir(?:ed|ing)|engaged|"
+    r"married|wedding|divorc\w*|pregnant|born|diagnos\w*|allergic|torn|surgery|fractur\w*|"
+    r"sold|mov(?:e|ed|ing) (?:to|into|house|flat|out)|relocat\w*|picked up the keys|first (?:day|shift|week)|"
+    r"new (?:job|role|position)|the offer|fell through|called off|cancel(?:l?ed)? on|postpon\w*|"
+    r"calling (?:him|her|it|them)|named (?:him|her|it|them)|lessons|graduat\w*|"
+    r"adoptamos|me caso|boda|nos mudamos|alérgic[oa])\b"
+)
+_WEAK_EVENT = re.compile(
+    r"\b(?:accept|join(?:ed)?|broke(?:n)? (?:my|his|her|a)|physio\w*|injur\w*|bought|booked|book(?:ing)? (?:a|the)|"
+    r"ordered|rent(?:ed|ing)|keys|start(?:ed|ing|s)? (?:at|as|on|in|my|our|a|the|training|work)|offer|"
+    r"cancel(?:l?ed)?|resched\w*|moved to|visit(?:ing)?|coming (?:over|to|for)|landed|arriv\w*|staying|"
+    r"picked|chose|decided|going to|planning|plan is|we'll|i'll|passed|went to|birthday|present|gift|teacher|"
+    r"got (?:a|an|the|my|our|in)|"
+    r"acept[ée]|empiezo|empec[ée]|mudanza|compr[ée]|vend[ií]|reserv[ée]|reservamos|cancel[óo])\b"
 )
 _NEWS = re.compile(r"\b(?:big news|good news|guess what|turns out|at last|finally|officially|"
                    r"it's official|update:|news:)|!")
 _HEDGE = re.compile(r"\b(?:maybe|might|thinking of|no idea|not sure|i wonder|one day|some point|"
                     r"i need|i keep meaning|i just want|haha|sorry|honestly)\b")
-_ORDINAL = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,4}\b|\b(?:tomorrow|yesterday|today|tonight|next (?:week|month|year)|"
-                      r"this (?:weekend|week|month))\b")
+# A date or an amount said outright ("the 16th of June", "in 2027", "six weeks"), and a looser time
+# ("on Friday", "next month"), which small talk is full of.
+_DATE = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b|\b\d+\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+                   r"eleven|twelve|a few) (?:days|weeks|months|years)\b")
+_TIME = re.compile(r"\b(?:tomorrow|yesterday|today|tonight|next (?:week|month|year|spring|summer|autumn|winter)|"
+                   r"this (?:weekend|week|month)|in the (?:spring|summer|autumn|winter))\b")
 _MONTH_DAY = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
                         r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
 _CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-ZÀ-Ý][\w'’-]*[a-zà-ÿ][\w'’-]*")
@@ -97,8 +105,33 @@ def statements(messages: list[tuple[int, str]], people: set[str] | None = None) 
                 st = _score(sentence, speaker, order, people)
                 if st is not None:
                     found.append(st)
-    found.sort(key=lambda s: (-s.score, s.order))
-    return found
+    return _novel(found)
+
+
+def routine_key(sentence: str) -> str:
+    """A sentence without its days, dates and numbers: "a dentist appointment on Tuesday" and
+    "... on Friday" are one routine."""
+    return _MASK.sub("#", sentence.lower()).strip(" .!")
+
+
+_MASK = re.compile(r"\d+(?:st|nd|rd|th)?|\b(?:january|february|march|april|may|june|july|august|september|october|"
+                   r"november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
+
+
+def _novel(found: list[Statement]) -> list[Statement]:
+    """Each statement once, best first (on a tie, the earlier). A statement said again in the
+    segment (the same words, another day) is routine, not news: it loses REPEAT_COST per repeat."""
+    groups: dict[str, list[Statement]] = {}
+    for st in found:
+        groups.setdefault(routine_key(st.text), []).append(st)
+    kept = []
+    for same in groups.values():
+        first = same[0]
+        first.score -= REPEAT_COST * (len(same) - 1)
+        if first.score >= MIN_SALIENCE:
+            kept.append(first)
+    kept.sort(key=lambda s: (-s.score, s.order))
+    return kept
 
 
 def _score(sentence: str, speaker: str | None, order: int, people: set[str]) -> Statement | None:
@@ -109,16 +142,15 @@ def _score(sentence: str, speaker: str | None, order: int, people: set[str]) -> 
     if _HEDGE.search(low):
         return None
     score = 0.0
-    if _EVENT.search(low):
-        score += 1.0 + (0.5 if _FIRST_PERSON.search(low) else 0.0)
+    strong = _STRONG_EVENT.search(low)
+    if strong or _WEAK_EVENT.search(low):
+        score += (1.5 if strong else 1.0) + (0.5 if _FIRST_PERSON.search(low) else 0.0)
     if _NEWS.search(low):
         score += 0.5
     names = tuple(dict.fromkeys(n for n in _CAPITALISED.findall(s)
                                 if n not in people and n not in _NOT_NAMES and not _MONTH_DAY.fullmatch(n)))
     score += min(len(names), 2) * 0.5
-    when = bool(_ORDINAL.search(low) or _MONTH_DAY.search(s))
-    if when:
-        score += 0.5
-    if score < MIN_SALIENCE:
-        return None
+    dated = bool(_DATE.search(low))
+    when = dated or bool(_TIME.search(low) or _MONTH_DAY.search(s))
+    score += 1.0 if dated else 0.5 if when else 0.0
     return Statement(s, speaker, score, order, names, when)
