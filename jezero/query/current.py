@@ -24,6 +24,7 @@ import json
 import apsw
 
 from jezero.query import bm25, rare, stats
+from jezero.query.first_prompt import STOP_WORDS, fold
 from jezero.query.terms import parse_terms, split_tokenizer
 from jezero.store import FTS_COLUMNS
 
@@ -34,6 +35,11 @@ SUBJECT_ATOMS = ("decision", "fact", "file")
 # Measured on the benchmark's decision chains: revising sessions score 0.19-0.55 of the item,
 # unrelated newer work of the project 0.00-0.22, mostly under 0.1.
 SELF_SHARE = 0.15
+# The same for later() without a query, where the subject is the item's distinctive words
+# (distinctive_terms). Chosen on half A of the retrieval benchmark's chains
+# (benchmarks/retrieval/later_eval.py, with DISTINCT_SHARE), checked on half B: at 0.15 the chats'
+# small talk still got in (precision 0.75 on A), at 0.2 none of it on A and every revision.
+DISTINCT_SELF_SHARE = 0.2
 # Search moves a newer hit on a stricter share than later lists one: a move changes what an agent
 # reads first. At SELF_SHARE an unrelated newer crash report (0.18 of the state-library decision)
 # and GC work (0.17 of the backend decision) went first on the benchmark; at 0.2 they stay put,
@@ -43,13 +49,21 @@ MOVE_SHARE = 0.2
 # Measured on the benchmark: a stale decision led the current one by 1.1-2.0x; an exact error,
 # command or file match leads the newer work of its project by 2.2-14x, and stays first.
 MAX_LEAD = 2.0
+# later(): a subject word held by more than this share of the project's items that match the
+# subject does not tell the subject apart (a speaker's name in a chat, "shop" in the shop project).
+# Half A: 0.1 dropped the words a revision shares (recall 0.75 on the coding chains), 0.5 kept small
+# talk (chats precision 0.26); 0.25 was best on both sets.
+DISTINCT_SHARE = 0.25
+# Fewer items than this are too few to call a word common: the share is taken of MIN_POOL.
+MIN_POOL = 8
 # Only the first hits are checked for a newer decision: they are what an agent reads and acts
 # on, and each check costs a count per subject word the first time it is seen.
 ANCHORS = 3
 
 
-def subject_text(conn: apsw.Connection, item: dict) -> str:
-    """The title, then the texts of the item's SUBJECT_ATOMS atoms, one per line."""
+def subject_text(conn: apsw.Connection, item: dict, title: bool = True) -> str:
+    """The title, then the texts of the item's SUBJECT_ATOMS atoms, one per line. `title=False`:
+    the atoms alone when it has any."""
     row = conn.execute("SELECT atoms FROM items WHERE id = ?", (item["id"],)).fetchone()
     try:
         atoms = json.loads(row[0]) if row and row[0] else []
@@ -57,8 +71,36 @@ def subject_text(conn: apsw.Connection, item: dict) -> str:
         atoms = []
     if not isinstance(atoms, list):
         atoms = []
-    texts = [a.get("text") for a in atoms if isinstance(a, dict) and a.get("type") in SUBJECT_ATOMS]
-    return "\n".join([item["title"] or "", *(t for t in texts if isinstance(t, str))])
+    texts = [t for t in (a.get("text") for a in atoms if isinstance(a, dict) and a.get("type") in SUBJECT_ATOMS)
+             if isinstance(t, str)]
+    return "\n".join(texts if texts and not title else [item["title"] or "", *texts])
+
+
+def distinctive_terms(conn: apsw.Connection, item: dict, pool: list[dict], tokenizer: str,
+                      share: float = DISTINCT_SHARE) -> list:
+    """The terms of the item's subject that at most `share` of `pool` (other items of its scope)
+    hold: the words that tell its subject from the rest of its project. A term held by most of
+    the project ("shop", a speaker's name, "booked") says nothing about which item is newer on the
+    same subject. A pool smaller than MIN_POOL is counted as MIN_POOL items (too few to call a word
+    common). Empty when no term is that rare, or on a SQLite error."""
+    terms = [t for t in parse_terms(subject_text(conn, item, title=False), tokenizer) if fold(t.text) not in STOP_WORDS]
+    others = [h["id"] for h in pool if h["id"] != item["id"]]
+    if not terms or not others:
+        return terms
+    try:
+        texts = _Texts(conn, others, tokenizer)
+        index = stats.index_stats(conn)
+        if index.rows == 0:
+            return terms
+        bar = share * max(len(others), MIN_POOL)
+        kept = []
+        for t in terms:
+            held = sum(1 for r in texts.relevance(others, [t], [1.0], index).values() if r > 0)
+            if held <= bar:
+                kept.append(t)
+        return kept
+    except apsw.Error:
+        return terms
 
 
 def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
@@ -89,7 +131,7 @@ def on_subject(conn: apsw.Connection, item: dict, hits: list[dict], tokenizer: s
         anchors = [item]
         while anchors and pending:
             anchor = anchors.pop(0)
-            relevance = _subject_relevance(conn, anchor, [anchor, *pending], texts, tokenizer)
+            relevance = _subject_relevance(conn, anchor, [anchor, *pending], texts, tokenizer, title=False)
             own = relevance.get(anchor["id"], 0.0)
             if own <= 0:
                 if anchor is item:
@@ -146,7 +188,8 @@ def _may_move(hit: dict, anchor: dict) -> bool:
             and score > 0 and lead <= MAX_LEAD * score)
 
 
-def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", tokenizer: str) -> dict[int, float]:
+def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", tokenizer: str,
+                       title: bool = True) -> dict[int, float]:
     """Each row's bm25 relevance for the anchor's subject, computed from its indexed text.
 
     The IDFs come from the query planner's sample (stats.sample_share), not from exact counts: a
@@ -154,7 +197,7 @@ def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", to
     on a library of 10,000 items whenever the index had changed. The share test only needs common
     words to weigh little and distinctive ones much, which the sample tells; the sample of a
     library of up to SAMPLE_SIZE items is the whole library."""
-    terms = parse_terms(subject_text(conn, anchor), tokenizer)
+    terms = parse_terms(subject_text(conn, anchor, title), tokenizer)
     if not terms:
         return {}
     index = stats.index_stats(conn)

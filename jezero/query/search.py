@@ -42,6 +42,9 @@ from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS, engines
 LATER_POOL = 50
 LATER_MIN_SHARE = 0.3
 LATER_KEEP_CLOSEST = 2
+# Revisions whose own subject is followed to the next one (each costs two searches). Half A: one
+# found the third step of every coding chain; more also followed wrong hits in the chats (B 0.75 -> 0.55).
+LATER_FOLLOW = 1
 
 # _in_parts(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
 # other terms include one in HEAVY_ROWS rows and HEAVY_SHARE of the library or more (below that,
@@ -524,28 +527,69 @@ def later(
     lim = clamp_limit(limit, min(LATER_DEFAULT_LIMIT, opts.max_limit), opts.max_limit)
     item = brief(conn, item_id, allowed)
     asked = isinstance(query, str) and bool(query.strip())
-    subject = query if asked else current.subject_text(conn, item)
     scope = {"project": item["project"]} if item["project"] else {"source": item["source"]}
-    hits = _search(conn, subject, allowed=allowed, since=item["occurred_at"], limit=LATER_POOL, options=opts,
-                   now=now, recency_weight=0.0, **scope)
-    own = next((h["score"] for h in hits if h["id"] == item["id"]), 0.0)
-    others = [h for h in hits if h["id"] != item["id"]]
-    best = max((h["score"] for h in others), default=0.0)
-    bar = max(current.SELF_SHARE * own, LATER_MIN_SHARE * best)
-    fair = [h for h in others if h["score"] > 0 and h["score"] >= bar]
     if asked:
         # The agent's words narrow the subject; they do not replace it. Generic words ("how are
         # invoices generated") match much of a project: a hit must also be on the item's subject
         # (or on a kept revision's: chains drift).
-        fair = current.on_subject(conn, item, fair, library_tokenizer(conn))
+        fair = _fair(conn, item, query, allowed, opts, now, scope)
+        fair = sorted(current.on_subject(conn, item, fair, library_tokenizer(conn)),
+                      key=lambda h: (-h["score"], -h["id"]))
+    else:
+        fair = _on_its_subject(conn, item, allowed, opts, now, scope)
     if fair:
-        closest = sorted(fair, key=lambda h: (-h["score"], -h["id"]))
+        closest = fair  # the closest first
         chosen = closest[:LATER_KEEP_CLOSEST]
         chosen += _by_date(closest[LATER_KEEP_CLOSEST:])[: max(lim - len(chosen), 0)]
         return {"matched_by": "subject", "item": item, "items": _by_date(chosen)[:lim]}
     newer = _timeline(conn, since=item["occurred_at"], until=None, limit=lim + 1, allowed=allowed, **scope)
     return {"matched_by": "project_timeline", "item": item,
             "items": [h for h in newer if h["id"] != item["id"]][:lim]}
+
+
+def _fair(conn, item: dict, subject: str, allowed, options: SearchConfig, now, scope: dict,
+          share: float = current.SELF_SHARE) -> list[dict]:
+    """The newer hits of the item's scope for `subject` that pass both bars: `share` of the item's
+    own relevance and LATER_MIN_SHARE of the best other hit."""
+    hits = _search(conn, subject, allowed=allowed, since=item["occurred_at"], limit=LATER_POOL, options=options,
+                   now=now, recency_weight=0.0, **scope)
+    own = next((h["score"] for h in hits if h["id"] == item["id"]), 0.0)
+    others = [h for h in hits if h["id"] != item["id"]]
+    best = max((h["score"] for h in others), default=0.0)
+    bar = max(share * own, LATER_MIN_SHARE * best)
+    return [h for h in others if h["score"] > 0 and h["score"] >= bar]
+
+
+def _on_its_subject(conn, item: dict, allowed, options: SearchConfig, now, scope: dict) -> list[dict]:
+    """The newer hits on the item's distinctive subject, then on the subjects of those kept, up
+    to LATER_FOLLOW of them, oldest first: a chain of revisions drifts (Postgres FTS →
+    Meilisearch → "replace Meilisearch with Typesense"), and its last step names the middle one's
+    choice, not the first's. The closest first: the hits found directly by relevance, then those
+    found through a revision (their scores are for another subject)."""
+    kept: dict[int, dict] = {}
+    anchors, followed = [item], 0
+    while anchors and followed <= LATER_FOLLOW:
+        anchor = anchors.pop(0)
+        followed += 1
+        found = _fair(conn, anchor, _distinctive_subject(conn, anchor, allowed, options, now, scope), allowed,
+                      options, now, scope, current.DISTINCT_SELF_SHARE)
+        new = sorted((h for h in found if h["id"] not in kept and h["id"] != item["id"]),
+                     key=lambda h: (-h["score"], -h["id"]))
+        kept.update((h["id"], h) for h in new)
+        anchors = sorted([*anchors, *new], key=lambda h: (h["occurred_at"], h["id"]))
+    return list(kept.values())
+
+
+def _distinctive_subject(conn, item: dict, allowed, options: SearchConfig, now, scope: dict) -> str:
+    """The item's subject (its title, decision, fact and file atoms) as the words that few items
+    of its project hold (current.distinctive_terms), each quoted; all its words when none is that
+    rare. The project's items that match the subject best, at any date, are the measure."""
+    tokenizer = library_tokenizer(conn)
+    text = current.subject_text(conn, item)
+    pool = _search(conn, text, allowed=allowed, limit=LATER_POOL, options=options, now=now, recency_weight=0.0,
+                   **scope)
+    terms = current.distinctive_terms(conn, item, pool, tokenizer)
+    return " ".join(t.quoted for t in terms) if terms else text
 
 
 def _by_date(hits: list[dict]) -> list[dict]:
