@@ -5,6 +5,7 @@ the project stays out. benchmarks/retrieval/README.md has the figures on decisio
 from __future__ import annotations
 
 import dataclasses
+import importlib
 
 import pytest
 
@@ -178,6 +179,7 @@ def test_without_a_query_the_subject_is_the_words_few_items_of_the_project_hold(
     from jezero.config import SearchConfig
     from jezero.query import current
     from jezero.query.search import _search, brief
+
     item0 = brief(conn, ids[0], ("*",))
     pool = _search(conn, current.subject_text(conn, item0), limit=50, options=SearchConfig(), now=NOW,
                    recency_weight=0.0, project="noor-iker")
@@ -185,7 +187,7 @@ def test_without_a_query_the_subject_is_the_words_few_items_of_the_project_hold(
     assert "Tresaigües" in kept and "Noor" not in kept and "Iker" not in kept
 
 
-def test_without_a_query_the_closest_revisions_subject_is_followed(tmp_path):
+def test_without_a_query_the_closest_revisions_subject_is_followed(tmp_path, monkeypatch):
     """A chain drifts: the third step names the second's choice, not the first's. From the first,
     later lists both, because the third is on the second's distinctive subject."""
     items = [
@@ -203,4 +205,6 @@ def test_without_a_query_the_closest_revisions_subject_is_followed(tmp_path):
     conn = open_readonly(path)
     found = later(conn, ids[0], now=NOW)
     assert found["matched_by"] == "subject" and ids_of(found) == [ids[2], ids[1]]
+    monkeypatch.setattr(importlib.import_module("jezero.query.search"), "LATER_FOLLOW", 0)
+    assert ids_of(later(conn, ids[0], now=NOW)) == [ids[1]]  # the first's own words miss the third step
     conn.close()

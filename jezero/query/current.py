@@ -166,6 +166,7 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
         relevance = _subject_relevance(conn, anchor, [anchor, *newer], texts, tokenizer)
         own = relevance.get(anchor["id"], 0.0)
         on_subject = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= MOVE_SHARE * own]
+        on_subject = _on_distinctive_subject(conn, anchor, on_subject, hits, texts, tokenizer)
         if not on_subject:
             i += 1
             continue
@@ -177,6 +178,40 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
                                             "subject_share": relevance[current["id"]] / own}
         # the moved hit is now at i: check it as an anchor too (a chain of three revisions)
     return hits
+
+
+def _on_distinctive_subject(conn, anchor: dict, newer: list[dict], hits: list[dict], texts: "_Texts",
+                            tokenizer: str) -> list[dict]:
+    """The `newer` hits that are also on the anchor's distinctive subject, as later() reads it
+    (distinctive_terms, measured on the listed hits of the anchor's project; DISTINCT_SELF_SHARE
+    of the anchor's own relevance for those words). Words the whole project shares made newer
+    work look like a revision: the sitemap session was placed before the Redis cache one for
+    `Redis cache category pages` (both name the shop's category pages). When no word is
+    distinctive, the title test alone decides."""
+    if not newer:
+        return newer
+    terms = distinctive_terms(conn, anchor, [h for h in hits if h.get("project") == anchor["project"]], tokenizer)
+    if not terms:
+        return newer
+    index = stats.index_stats(conn)
+    idfs = _sample_idfs(conn, index, terms)
+    if idfs is None:  # the sample could not be read in time: no move
+        return []
+    relevance = texts.relevance([anchor["id"], *(h["id"] for h in newer)], terms, idfs, index)
+    own = relevance.get(anchor["id"], 0.0)
+    return [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= DISTINCT_SELF_SHARE * own]
+
+
+def _sample_idfs(conn, index: stats.IndexStats, terms) -> list[float] | None:
+    """Each term's IDF from the query planner's sample (see _subject_relevance); None when the
+    sample could not be read in time."""
+    idfs = []
+    for t in terms:
+        share = stats.sample_share(conn, index, t)
+        if share is None:
+            return None
+        idfs.append(bm25.idf(index.rows, round(min(share, 1.0) * index.rows)))
+    return idfs
 
 
 def _may_move(hit: dict, anchor: dict) -> bool:
@@ -203,12 +238,9 @@ def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", to
     index = stats.index_stats(conn)
     if index.rows == 0:
         return {}
-    idfs = []
-    for t in terms:
-        share = stats.sample_share(conn, index, t)
-        if share is None:  # the sample could not be read in time: no judgement
-            return {}
-        idfs.append(bm25.idf(index.rows, round(min(share, 1.0) * index.rows)))
+    idfs = _sample_idfs(conn, index, terms)
+    if idfs is None:  # the sample could not be read in time: no judgement
+        return {}
     return texts.relevance([h["id"] for h in rows], terms, idfs, index)
 
 
