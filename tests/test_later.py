@@ -112,8 +112,8 @@ def test_with_a_query_a_hit_must_also_be_on_the_items_subject(ci, monkeypatch):
     conn, ids = ci
     found = later(conn, ids[0], "shop builds runners", now=NOW)
     assert found["matched_by"] == "subject" and ids_of(found) == [ids[4], ids[2]]
-    from jezero.query import current
-    monkeypatch.setattr(current, "on_subject", lambda conn, item, hits, tokenizer, share=0.15: hits)
+    monkeypatch.setattr(importlib.import_module("jezero.query.search"), "_on_its_subject",
+                        lambda conn, item, *args: [{"id": i} for i in ids])
     loose = ids_of(later(conn, ids[0], "shop builds runners", now=NOW))
     assert {ids[1], ids[5]} & set(loose)  # without the subject test the unrelated shop work got in
 

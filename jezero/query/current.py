@@ -115,38 +115,6 @@ def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> li
         return hits
 
 
-def on_subject(conn: apsw.Connection, item: dict, hits: list[dict], tokenizer: str,
-               share: float = SELF_SHARE) -> list[dict]:
-    """The hits on the item's subject, in their order: a hit whose relevance for the subject of
-    the item, or of a hit already kept and older than it, is at least `share` of that one's own.
-    A chain of revisions drifts (analytics script → Plausible → server logs with goaccess): the
-    last step shares the middle one's words more than the first's. On a SQLite error (the time
-    budget included) the hits come back as they were."""
-    if not hits:
-        return hits
-    try:
-        texts = _Texts(conn, [item["id"], *(h["id"] for h in hits)], tokenizer)
-        kept: set[int] = set()
-        pending = sorted(hits, key=lambda h: (h.get("occurred_at") or "", h["id"]))
-        anchors = [item]
-        while anchors and pending:
-            anchor = anchors.pop(0)
-            relevance = _subject_relevance(conn, anchor, [anchor, *pending], texts, tokenizer, title=False)
-            own = relevance.get(anchor["id"], 0.0)
-            if own <= 0:
-                if anchor is item:
-                    return hits  # nothing to compare with: the query alone decides
-                continue
-            joined = [h for h in pending if (h.get("occurred_at") or "") >= (anchor.get("occurred_at") or "")
-                      and relevance.get(h["id"], 0.0) >= share * own]
-            kept.update(h["id"] for h in joined)
-            anchors += joined
-            pending = [h for h in pending if h["id"] not in kept]
-    except apsw.Error:
-        return hits
-    return [h for h in hits if h["id"] in kept]
-
-
 def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
     checked: set[int] = set()
     texts: _Texts | None = None
@@ -223,8 +191,7 @@ def _may_move(hit: dict, anchor: dict) -> bool:
             and score > 0 and lead <= MAX_LEAD * score)
 
 
-def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", tokenizer: str,
-                       title: bool = True) -> dict[int, float]:
+def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", tokenizer: str) -> dict[int, float]:
     """Each row's bm25 relevance for the anchor's subject, computed from its indexed text.
 
     The IDFs come from the query planner's sample (stats.sample_share), not from exact counts: a
@@ -232,7 +199,7 @@ def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", to
     on a library of 10,000 items whenever the index had changed. The share test only needs common
     words to weigh little and distinctive ones much, which the sample tells; the sample of a
     library of up to SAMPLE_SIZE items is the whole library."""
-    terms = parse_terms(subject_text(conn, anchor, title), tokenizer)
+    terms = parse_terms(subject_text(conn, anchor), tokenizer)
     if not terms:
         return {}
     index = stats.index_stats(conn)

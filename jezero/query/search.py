@@ -532,8 +532,8 @@ def later(
         # The agent's words narrow the subject; they do not replace it. Generic words ("how are
         # invoices generated") match much of a project: a hit must also be on the item's subject
         # (or on a kept revision's: chains drift).
-        fair = _fair(conn, item, query, allowed, opts, now, scope)
-        fair = sorted(current.on_subject(conn, item, fair, library_tokenizer(conn)),
+        on_it = {h["id"] for h in _on_its_subject(conn, item, allowed, opts, now, scope)}
+        fair = sorted((h for h in _fair(conn, item, query, allowed, opts, now, scope) if h["id"] in on_it),
                       key=lambda h: (-h["score"], -h["id"]))
     else:
         fair = _on_its_subject(conn, item, allowed, opts, now, scope)
