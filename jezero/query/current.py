@@ -1,8 +1,12 @@
 """What an item is about, and the current decision first.
 
-`later` and search share one notion of "a newer item on the same subject": the subject of an
-item is its title plus the texts of its decision, fact and file atoms, and a newer item of the
-same project is on it when its relevance for those words reaches SELF_SHARE of the item's own.
+`later` and search share one notion of "a newer item on the same subject". The subject of an
+item is its title plus the texts of its decision, fact and file atoms (subject_text); its
+distinctive subject is the words of those atoms (the title when it has none) that at most
+DISTINCT_SHARE of its project's items hold (distinctive_terms): a speaker's name in a chat, or
+`shop` in the shop project, tells no subject apart. A newer item of the same project is on the
+subject when its relevance for those words reaches a share of the item's own (SELF_SHARE for the
+subject, DISTINCT_SELF_SHARE for the distinctive one).
 
 Search uses it after ranking. Measured on the retrieval benchmark's decision queries, a stale
 session outranked the current one when its item scored 1.1 to 2.0 times the current item's
@@ -11,10 +15,11 @@ with, the revision is short and names the new choice. The recency factor cannot 
 1 / (1 - recency_weight) = 1.43, and a wider recency rule would also push old fixes down under
 any newer item. So the rule is narrow: among the hits returned, when a hit has a newer hit of the
 same project on its subject further down the list, the newest such hit is moved to just before
-it (on MOVE_SHARE, stricter than later's, and only when the older hit leads by at most
-MAX_LEAD). Nothing is dropped: the old item stays in the list, one place lower, and the scores
-are left as they were (the list is then not sorted by score: explain says which hit moved and
-why). Only hits of other sessions move (the segments of one session are one piece of work).
+it (on MOVE_SHARE, stricter than later's, on its distinctive subject too, and only when the older
+hit leads by at most MAX_LEAD). Nothing is dropped: the old item stays in the list, one place
+lower, and the scores are left as they were (the list is then not sorted by score: explain says
+which hit moved and why). Only hits of other sessions move (the segments of one session are one
+piece of work).
 """
 
 from __future__ import annotations

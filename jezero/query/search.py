@@ -513,12 +513,16 @@ def later(
 ) -> dict:
     """Newer items on the same subject as `item_id`, newest first.
 
-    1. Search `query` (else the item's title and its decision, fact and file atoms) within the
-       item's project (its source when it has none), since the item's time (inclusive),
-       LATER_POOL results, pure relevance.
-    2. Drop the item; keep hits with relevance >= current.SELF_SHARE x the item's own relevance
-       and >= LATER_MIN_SHARE x the best other hit. With a query, a hit must also be on the
-       subject of the item or of a revision already kept (current.on_subject).
+    1. The subject: the item's distinctive words (current.distinctive_terms: of its decision,
+       fact and file atoms, else its title, those few items of its project hold). Search them
+       within the item's project (its source when it has none), since the item's time
+       (inclusive), LATER_POOL results, pure relevance.
+    2. Drop the item; keep hits with relevance >= current.DISTINCT_SELF_SHARE x the item's own
+       and >= LATER_MIN_SHARE x the best other hit; then the same from the closest such hit's
+       own subject (LATER_FOLLOW: a chain drifts).
+    With a query: search it the same way (current.SELF_SHARE x the item's own relevance for it),
+    and keep only the hits that step 2 keeps too: the words narrow the subject, they do not
+    replace it.
     3. Keep the LATER_KEEP_CLOSEST most relevant; fill the other places with the newest.
     4. Newest first, at most `limit` (5 by default): matched_by = "subject".
     5. Nothing left: the project's (or source's) newer items by date: matched_by = "project_timeline".
