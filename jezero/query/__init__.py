@@ -38,8 +38,8 @@ Without a query, the subject is the item's decision, fact and file atoms (its ti
 none), kept to its distinctive words: those held by at most a quarter of the project's items that
 match it best (current.distinctive_terms; stop words out). A newer hit of the item's project
 counts when its relevance for those words reaches 0.2 of the item's own and 0.3 of the best other
-hit; then the closest revision's own distinctive subject is searched the same way (a chain
-drifts: its third step names the second's choice). With a query, a hit must reach 0.15 of the
+hit; then the next revision's (the oldest kept) own distinctive subject is searched the same
+way (a chain drifts: its third step names the second's choice). With a query, a hit must reach 0.15 of the
 item's own relevance for the query and 0.3 of the best other hit, and be one of the hits found
 without a query: the words narrow the subject, they do not replace it. Departures from the seed's
 rule (0.3 of the best hit, the item itself included, over the title): the item matched its own

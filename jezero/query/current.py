@@ -82,12 +82,14 @@ def subject_text(conn: apsw.Connection, item: dict, title: bool = True) -> str:
 
 
 def distinctive_terms(conn: apsw.Connection, item: dict, pool: list[dict], tokenizer: str,
-                      share: float = DISTINCT_SHARE) -> list:
-    """The terms of the item's subject that at most `share` of `pool` (other items of its scope)
-    hold: the words that tell its subject from the rest of its project. A term held by most of
-    the project ("shop", a speaker's name, "booked") says nothing about which item is newer on the
-    same subject. A pool smaller than MIN_POOL is counted as MIN_POOL items (too few to call a word
-    common). Empty when no term is that rare, or on a SQLite error."""
+                      share: float = DISTINCT_SHARE, total: int | None = None) -> list:
+    """The terms of the item's subject that at most `share` of its scope's items hold, counted in
+    `pool` (other items of its scope): the words that tell its subject from the rest of its
+    project. A term held by most of the project ("shop", a speaker's name, "booked") says nothing
+    about which item is newer on the same subject. `total` is how many items the pool stands for
+    (the scope's size, when the pool holds every item that has a subject word), else the pool's
+    own size; under MIN_POOL it counts as MIN_POOL (too few to call a word common). Empty when no term is that rare; every term when there is nothing to compare with or
+    on a SQLite error (the time budget included)."""
     terms = [t for t in parse_terms(subject_text(conn, item, title=False), tokenizer) if fold(t.text) not in STOP_WORDS]
     others = [h["id"] for h in pool if h["id"] != item["id"]]
     if not terms or not others:
@@ -97,7 +99,7 @@ def distinctive_terms(conn: apsw.Connection, item: dict, pool: list[dict], token
         index = stats.index_stats(conn)
         if index.rows == 0:
             return terms
-        bar = share * max(len(others), MIN_POOL)
+        bar = share * max(total or len(others), MIN_POOL)
         kept = []
         for t in terms:
             held = sum(1 for r in texts.relevance(others, [t], [1.0], index).values() if r > 0)

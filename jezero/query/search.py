@@ -518,8 +518,8 @@ def later(
        within the item's project (its source when it has none), since the item's time
        (inclusive), LATER_POOL results, pure relevance.
     2. Drop the item; keep hits with relevance >= current.DISTINCT_SELF_SHARE x the item's own
-       and >= LATER_MIN_SHARE x the best other hit; then the same from the closest such hit's
-       own subject (LATER_FOLLOW: a chain drifts).
+       and >= LATER_MIN_SHARE x the best other hit; then the same from the oldest such hit's
+       own subject, the chain's next step (LATER_FOLLOW: a chain drifts).
     With a query: search it the same way (current.SELF_SHARE x the item's own relevance for it),
     and keep only the hits that step 2 keeps too: the words narrow the subject, they do not
     replace it.
@@ -534,17 +534,16 @@ def later(
     scope = {"project": item["project"]} if item["project"] else {"source": item["source"]}
     if asked:
         # The agent's words narrow the subject; they do not replace it. Generic words ("how are
-        # invoices generated") match much of a project: a hit must also be on the item's subject
-        # (or on a kept revision's: chains drift).
+        # invoices generated") match much of a project: a hit must also be one that the item's
+        # own subject finds.
         on_it = {h["id"] for h in _on_its_subject(conn, item, allowed, opts, now, scope)}
         fair = sorted((h for h in _fair(conn, item, query, allowed, opts, now, scope) if h["id"] in on_it),
                       key=lambda h: (-h["score"], -h["id"]))
     else:
         fair = _on_its_subject(conn, item, allowed, opts, now, scope)
-    if fair:
-        closest = fair  # the closest first
-        chosen = closest[:LATER_KEEP_CLOSEST]
-        chosen += _by_date(closest[LATER_KEEP_CLOSEST:])[: max(lim - len(chosen), 0)]
+    if fair:  # the closest first
+        chosen = fair[:LATER_KEEP_CLOSEST]
+        chosen += _by_date(fair[LATER_KEEP_CLOSEST:])[: max(lim - len(chosen), 0)]
         return {"matched_by": "subject", "item": item, "items": _by_date(chosen)[:lim]}
     newer = _timeline(conn, since=item["occurred_at"], until=None, limit=lim + 1, allowed=allowed, **scope)
     return {"matched_by": "project_timeline", "item": item,
@@ -585,15 +584,26 @@ def _on_its_subject(conn, item: dict, allowed, options: SearchConfig, now, scope
 
 
 def _distinctive_subject(conn, item: dict, allowed, options: SearchConfig, now, scope: dict) -> str:
-    """The item's subject (its title, decision, fact and file atoms) as the words that few items
-    of its project hold (current.distinctive_terms), each quoted; all its words when none is that
-    rare. The project's items that match the subject best, at any date, are the measure."""
+    """The item's subject (its decision, fact and file atoms, else its title) as the words that
+    few items of its project hold (current.distinctive_terms), each quoted; all the words of its
+    title and atoms when none is that rare. The project's items that match the subject best, at any date, are the measure."""
     tokenizer = library_tokenizer(conn)
     text = current.subject_text(conn, item)
     pool = _search(conn, text, allowed=allowed, limit=LATER_POOL, options=options, now=now, recency_weight=0.0,
                    **scope)
-    terms = current.distinctive_terms(conn, item, pool, tokenizer)
+    # A pool under LATER_POOL holds every item of the scope with a subject word: a word's share is
+    # then of the whole scope (in a project where every item names `heron`, a quarter of the
+    # matches is not a quarter of the project).
+    total = _scope_size(conn, allowed, scope) if len(pool) < LATER_POOL else None
+    terms = current.distinctive_terms(conn, item, pool, tokenizer, total=total)
     return " ".join(t.quoted for t in terms) if terms else text
+
+
+def _scope_size(conn, allowed, scope: dict) -> int:
+    """How many items of the project (or source) the caller may read."""
+    sources = allowed_sources(conn, allowed)
+    where, args = _Filters(sources, scope.get("source"), scope.get("project"), None).sql("items")
+    return conn.execute(f"SELECT count(*) FROM items WHERE {where}", args).fetchone()[0]
 
 
 def _by_date(hits: list[dict]) -> list[dict]:
