@@ -41,7 +41,8 @@ counts when its relevance for those words reaches 0.2 of the item's own and 0.3 
 hit; then the next revision's (the oldest kept) own distinctive subject is searched the same
 way (a chain drifts: its third step names the second's choice). With a query, a hit must reach 0.15 of the
 item's own relevance for the query and 0.3 of the best other hit, and be one of the hits found
-without a query: the words narrow the subject, they do not replace it. Departures from the seed's
+without a query (the chain's next step then at 0.15: the query's bars apply too): the words
+narrow the subject, they do not replace it. Departures from the seed's
 rule (0.3 of the best hit, the item itself included, over the title): the item matched its own
 title so well that the revising session rarely reached the bar; a title is often the person's
 first sentence (a complaint, a chat's greeting); and words every item of a project holds (a

@@ -521,8 +521,8 @@ def later(
        and >= LATER_MIN_SHARE x the best other hit; then the same from the oldest such hit's
        own subject, the chain's next step (LATER_FOLLOW: a chain drifts).
     With a query: search it the same way (current.SELF_SHARE x the item's own relevance for it),
-    and keep only the hits that step 2 keeps too: the words narrow the subject, they do not
-    replace it.
+    and keep only the hits that step 2 keeps too (its next step at current.SELF_SHARE: the query's
+    bars apply as well): the words narrow the subject, they do not replace it.
     3. Keep the LATER_KEEP_CLOSEST most relevant; fill the other places with the newest.
     4. Newest first, at most `limit` (5 by default): matched_by = "subject".
     5. Nothing left: the project's (or source's) newer items by date: matched_by = "project_timeline".
@@ -536,7 +536,7 @@ def later(
         # The agent's words narrow the subject; they do not replace it. Generic words ("how are
         # invoices generated") match much of a project: a hit must also be one that the item's
         # own subject finds.
-        on_it = {h["id"] for h in _on_its_subject(conn, item, allowed, opts, now, scope)}
+        on_it = {h["id"] for h in _on_its_subject(conn, item, allowed, opts, now, scope, current.SELF_SHARE)}
         fair = sorted((h for h in _fair(conn, item, query, allowed, opts, now, scope) if h["id"] in on_it),
                       key=lambda h: (-h["score"], -h["id"]))
     else:
@@ -563,19 +563,21 @@ def _fair(conn, item: dict, subject: str, allowed, options: SearchConfig, now, s
     return [h for h in others if h["score"] > 0 and h["score"] >= bar]
 
 
-def _on_its_subject(conn, item: dict, allowed, options: SearchConfig, now, scope: dict) -> list[dict]:
+def _on_its_subject(conn, item: dict, allowed, options: SearchConfig, now, scope: dict,
+                    follow_share: float = current.DISTINCT_SELF_SHARE) -> list[dict]:
     """The newer hits on the item's distinctive subject, then on the subjects of those kept, up
     to LATER_FOLLOW of them, oldest first: a chain of revisions drifts (Postgres FTS →
     Meilisearch → "replace Meilisearch with Typesense"), and its last step names the middle one's
     choice, not the first's. The closest first: the hits found directly by relevance, then those
-    found through a revision (their scores are for another subject)."""
+    found through a revision (their scores are for another subject). `follow_share` is the bar
+    for the next step: with a query, whose own bars apply too, the seed-derived SELF_SHARE."""
     kept: dict[int, dict] = {}
     anchors, followed = [item], 0
     while anchors and followed <= LATER_FOLLOW:
         anchor = anchors.pop(0)
         followed += 1
         found = _fair(conn, anchor, _distinctive_subject(conn, anchor, allowed, options, now, scope), allowed,
-                      options, now, scope, current.DISTINCT_SELF_SHARE)
+                      options, now, scope, current.DISTINCT_SELF_SHARE if anchor is item else follow_share)
         new = sorted((h for h in found if h["id"] not in kept and h["id"] != item["id"]),
                      key=lambda h: (-h["score"], -h["id"]))
         kept.update((h["id"], h) for h in new)
