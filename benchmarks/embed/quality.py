@@ -122,8 +122,8 @@ def main() -> int:
         e = StaticEmbedder(name, table, tokenizer)
         variants[name] = (e.embed(questions, query=True), e.embed(cands))
 
-    static("static pca256 sif1e-5 f16 (shipped)", vectors, 256, 1e-5)
-    static("static pca256 sif1e-5 f32", vectors, 256, 1e-5, np.float32)
+    static("static pca256 sif1e-5 (shipped)", vectors, 256, 1e-5)
+    static("static pca256 sif1e-5, float16 table", vectors, 256, 1e-5, np.float16)
     static("static pca384 sif1e-5", vectors, 384, 1e-5)
     static("static pca128 sif1e-5", vectors, 128, 1e-5)
     static("static pca256 sif1e-4 (model2vec's default)", vectors, 256, 1e-4)
