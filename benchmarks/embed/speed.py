@@ -89,7 +89,7 @@ def main() -> int:
     cache = args.cache or Path(tempfile.mkdtemp(prefix="jezero-embed-bench-"))
     options = {"cache_dir": str(cache)}
 
-    folder = minilm_static.table_folder(minilm_static._options(options))
+    folder = minilm_static.table_folder(minilm_static.parse_options(options))
     if not (folder / "manifest.json").exists():
         line, cpu, wall = timed(minilm_static.prepare, options)
         print(f"prepare: {wall:.1f} s wall, {cpu:.1f} s CPU\n  {line}")
@@ -100,7 +100,7 @@ def main() -> int:
     print(f"build: {wall * 1000:.1f} ms wall; dimension {embedder.dimension}; model id {embedder.model_id}")
 
     texts, origin = item_texts(args.items, rng)
-    tokens = sum(len(e.ids) for e in embedder._tokenizer.encode_batch(texts[:200], add_special_tokens=False)) / 200
+    tokens = sum(len(e.ids) for e in embedder.tokenizer.encode_batch(texts[:200], add_special_tokens=False)) / 200
     print(f"items: {len(texts)} texts of 800-1,500 characters ({origin}), {tokens:.0f} tokens each on average")
 
     rates, cpu_rates = [], []

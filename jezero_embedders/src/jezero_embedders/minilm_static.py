@@ -37,7 +37,7 @@ class MiniLMStaticOptions(Options):
     vocabulary: int | None = Field(None, ge=100)
 
 
-def _options(options: dict | None) -> MiniLMStaticOptions:
+def parse_options(options: dict | None) -> MiniLMStaticOptions:
     return read_options(MiniLMStaticOptions, options, NAME)
 
 
@@ -60,7 +60,7 @@ def build(options: dict | None):
     from jezero_embedders import table
     from jezero_embedders.static import StaticEmbedder
 
-    o = _options(options)
+    o = parse_options(options)
     folder = table_folder(o)
     try:
         prepared = table.read(folder)
@@ -81,7 +81,7 @@ def prepare(options: dict | None, progress=None) -> str:
     from jezero_embedders import derive, table
     from jezero_embedders.transformer import Encoder
 
-    o = _options(options)
+    o = parse_options(options)
     src = source.find()
     started = time.process_time(), time.monotonic()
     encoder = Encoder(src.folder)

@@ -20,22 +20,22 @@ class StaticEmbedder:
     def __init__(self, model_id: str, table: np.ndarray, tokenizer: Tokenizer):
         self.model_id = model_id
         self.dimension = int(table.shape[1])
-        self._table = np.asarray(table)  # a plain view of the mapped file: no memmap overhead per gather
-        self._tokenizer = tokenizer
+        self.table = np.asarray(table)  # a plain view of the mapped file: no memmap overhead per gather
+        self.tokenizer = tokenizer
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         texts = [t if isinstance(t, str) else str(t) for t in texts]
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        encodings = self._tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+        encodings = self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
         bounds = np.concatenate(([0], np.cumsum(lengths)))  # text i holds tokens bounds[i]:bounds[i+1]
         total = int(bounds[-1])
         ids = np.fromiter(chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=total)
         for start in range(0, total, _SLICE):
             stop = min(start + _SLICE, total)
-            rows = self._table[ids[start:stop]].astype(np.float32, copy=False)
+            rows = self.table[ids[start:stop]].astype(np.float32, copy=False)
             # One sum per text (numpy's contiguous sum is 13 times faster than add.reduceat over
             # the rows of many texts); a text cut by the slice's edge adds its two parts.
             i = int(np.searchsorted(bounds, start, side="right")) - 1
