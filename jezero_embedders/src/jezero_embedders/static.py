@@ -24,7 +24,8 @@ class StaticEmbedder:
         self.tokenizer = tokenizer
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        texts = [t if isinstance(t, str) else str(t) for t in texts]
+        # None is a text with nothing in it (all zeros), not the word "None".
+        texts = ["" if t is None else t if isinstance(t, str) else str(t) for t in texts]
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
