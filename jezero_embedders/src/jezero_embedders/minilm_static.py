@@ -15,7 +15,7 @@ from jezero_embedders import source
 
 NAME = "minilm-static"
 DESCRIPTION = (f"static token table distilled once from {source.MODEL} (model2vec's method): "
-               "numpy only, thousands of texts a second on a CPU; `jezero embed --prepare` makes it")
+               "numpy only, about 850 items a second per CPU core; `jezero embed --prepare` makes it")
 PREPARE_COMMAND = "jezero embed --prepare"
 
 # Bump when the derivation changes (what is run through the encoder, the pooling, PCA, the
@@ -57,6 +57,7 @@ def table_folder(o: MiniLMStaticOptions) -> Path:
 
 
 def build(options: dict | None):
+    """The embedder over the prepared table, or EmbedderNotReady naming the command to run."""
     from jezero_embedders import table
     from jezero_embedders.static import StaticEmbedder
 
@@ -76,8 +77,9 @@ def build(options: dict | None):
 
 
 def prepare(options: dict | None, progress=None) -> str:
-    """Distils the table from the installed source model into the cache folder (CPU, about a
-    minute for the whole vocabulary on 2 cores); returns what it did in a line."""
+    """Distils the table from the installed source model into the cache folder (about 75 s of
+    CPU for the whole vocabulary); returns what it did in a line. `progress(done, total)`, when
+    given, is called after each batch of tokens."""
     from jezero_embedders import derive, table
     from jezero_embedders.transformer import Encoder
 
@@ -87,8 +89,6 @@ def prepare(options: dict | None, progress=None) -> str:
     encoder = Encoder(src.folder)
     tokenizer = source_tokenizer(src.folder)
     vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
-    if o.dimension > encoder.word_embeddings.shape[1]:
-        raise ValueError(f"{NAME}: option 'dimension' at most {encoder.word_embeddings.shape[1]}, not {o.dimension}")
     ids = derive.kept_ids(tokenizer, o.vocabulary)
     vectors = derive.token_vectors(encoder, tokenizer, ids, progress)
     rows = derive.static_table(vectors, ids, vocab_size, o.dimension, o.sif)
