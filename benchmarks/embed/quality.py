@@ -130,6 +130,11 @@ def main() -> int:
     static("static pca256 sif3e-6", vectors, 256, 3e-6)
     static("static pca256 no weighting (sif 0.99)", vectors, 256, 0.99)
     static("input embeddings only, pca256 sif1e-5", inputs, 256, 1e-5)
+
+    def unit(m):
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+    static("distilled + input embeddings, pca256 sif1e-5 (not shipped)", unit(vectors) + unit(inputs), 256, 1e-5)
     variants["words only (tf-idf, lexical baseline)"] = tfidf(questions, cands)
 
     head = f"| variant | {' | '.join(f'{s} R@1 / MRR / vs decoy' for s in sets)} | Spearman vs full |"
