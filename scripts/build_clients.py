@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CORE = "core"
 # What every plugin carries, from clients/core/, at the top of its folder.
-CORE_FILES = ["jezero_client.py"]
+CORE_FILES = ["jezero_client.py", "jezero_hook.py"]  # the core, and what the hooks run to start it fast
 
 
 def plugin_folders(clients: Path) -> list[Path]:

@@ -1,11 +1,12 @@
 """Hook latency: what an agent waits for at session start and on the first prompt, as a device
-runs it (`python3 jezero_client.py hook ...` in a fresh process, its payload on stdin), against a
+runs it (`python3 -I -S jezero_hook.py ...` in a fresh process, its payload on stdin), against a
 real `jezero serve` on 127.0.0.1 over a large library; then with the server down and with a
 server that accepts connections and never answers (every hook must return within its 2.5 s
 budget, exit 0, and write nothing on stderr). See README.md for the figures.
 
     .venv/bin/python benchmarks/hooks/bench.py                # 100,000 items, 100 runs of each hook
     .venv/bin/python benchmarks/hooks/bench.py --items 20000 --runs 50
+    .venv/bin/python benchmarks/hooks/bench.py --engine tantivy   # the server searches with tantivy
 
 The library is built once into benchmarks/hooks/data/ (git-ignored) by benchmarks/search/corpus.py.
 """
@@ -34,6 +35,8 @@ sys.path.insert(0, str(HERE.parent / "search"))
 import corpus  # noqa: E402  (benchmarks/search/corpus.py)
 
 CORE = ROOT / "clients" / "core" / "jezero_client.py"
+HOOK = CORE.parent / "jezero_hook.py"  # what the plugins' hook commands run
+FLAGS = ["-I", "-S"]  # as in the plugins' hook commands
 KEY = "jz_hooks-bench-key"
 PROJECT = "billing"  # one of the corpus's projects
 
@@ -59,10 +62,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(work: Path, lib: Path) -> tuple[subprocess.Popen, str]:
+def serve(work: Path, lib: Path, engine: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
     config = work / "config.toml"
-    config.write_text(f'[storage]\npath = "{lib}"\n\n[server]\nport = {port}\n\n'
+    config.write_text(f'[storage]\npath = "{lib}"\n\n[server]\nport = {port}\n\n[search]\nengine = "{engine}"\n\n'
                       f'[[clients]]\nname = "bench"\nkey_sha256 = "{hashlib.sha256(KEY.encode()).hexdigest()}"\n')
     jezero = Path(sys.executable).parent / "jezero"
     proc = subprocess.Popen([str(jezero), "serve", "--log-level", "warning"], env={**os.environ, "JEZERO_CONFIG": str(config)},
@@ -87,9 +90,12 @@ def device(work: Path, server: str) -> dict[str, str]:
     return {**os.environ, "JEZERO_CLIENT_HOME": str(home)}
 
 
-def hook(event: str, payload: dict, env: dict[str, str], python: str) -> tuple[float, subprocess.CompletedProcess]:
+def hook(event: str, payload: dict, env: dict[str, str], python: str,
+         before: bool = False) -> tuple[float, subprocess.CompletedProcess]:
+    """One hook as the plugins run it; `before`: as they ran it before jezero_hook.py and its flags."""
+    command = [python, str(CORE), "hook", event] if before else [python, *FLAGS, str(HOOK), event]
     t0 = time.perf_counter()
-    done = subprocess.run([python, str(CORE), "hook", event, "--agent", "claude"], input=json.dumps(payload),
+    done = subprocess.run(command + ["--agent", "claude"], input=json.dumps(payload),
                           capture_output=True, text=True, env=env, timeout=30)
     return (time.perf_counter() - t0) * 1000, done
 
@@ -105,20 +111,28 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--python", default=sys.executable, help="the interpreter a device runs the core with")
+    parser.add_argument("--engine", default="fts5", help="the server's search index engine (fts5 or tantivy)")
     args = parser.parse_args()
 
     lib = library(args.items)
+    if args.engine != "fts5":
+        from jezero.store import engines
+
+        t0 = time.perf_counter()
+        engines.sync(args.engine, lib)  # the engine's index, built once beside the library
+        print(f"{args.engine} index ready in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     rng = random.Random(5)
     words = [w for w in corpus.vocabulary()[:3000] if len(w) >= 4]
     work = Path(tempfile.mkdtemp(prefix="jezero-hooks-bench-"))
     workdir = work / "src" / PROJECT
     (workdir / ".git").mkdir(parents=True)
     # The interpreter alone, for scale: what a hook costs before it does anything.
-    bare = [(lambda t0: (subprocess.run([args.python, "-c", "pass"]), (time.perf_counter() - t0) * 1000)[1])(
+    bare = [(lambda t0: (subprocess.run([args.python, *FLAGS, "-c", "pass"]), (time.perf_counter() - t0) * 1000)[1])(
         time.perf_counter()) for _ in range(20)]
-    print(f"library: {args.items} items; python: {args.python}")
-    print(f"python -c pass                      {figures(bare)}")
-    proc, base = serve(work, lib)
+    print(f"library: {args.items} items; engine: {args.engine}; python: {args.python}; "
+          f"load average at the start: {os.getloadavg()[0]:.1f}")
+    print(f"python -I -S -c pass                {figures(bare)}")
+    proc, base = serve(work, lib, args.engine)
     try:
         env = device(work, base)
         hook("session-start", {"session_id": "warm", "cwd": str(workdir)}, env, args.python)  # first request
@@ -141,22 +155,30 @@ def main() -> None:
         spec.loader.exec_module(core)
         os.environ["JEZERO_CLIENT_HOME"] = env["JEZERO_CLIENT_HOME"]
         client = core.Client(core.client_home())
-        calls = {"timeline": [], "search": []}
+        calls = {"timeline": [], "search": [], "fused": []}
         for i in range(args.runs):
             t0 = time.perf_counter()
             core.mcp_tool(client, "timeline", {"project": PROJECT, "limit": core.NEWEST_ITEMS}, 10)
             calls["timeline"].append((time.perf_counter() - t0) * 1000)
-            query = " ".join(core.prompt_words(" ".join(rng.sample(words, rng.randint(3, 8)))))
+            arguments = core.first_prompt_search(" ".join(rng.sample(words, rng.randint(3, 8))))
             t0 = time.perf_counter()
-            core.mcp_tool(client, "search", {"query": query, "limit": core.FIRST_PROMPT_SEARCH}, 10)
+            core.mcp_tool(client, "search", arguments, 10)  # what the hook asks for
             calls["search"].append((time.perf_counter() - t0) * 1000)
-        later = [hook("prompt", {"session_id": f"s{i}", "cwd": str(workdir), "prompt": "again"}, env, args.python)[0]
-                 for i in range(min(args.runs, 30))]
+            t0 = time.perf_counter()
+            core.mcp_tool(client, "search", {"query": arguments["query"], "limit": arguments["limit"]}, 10)
+            calls["fused"].append((time.perf_counter() - t0) * 1000)  # as the hook asked before: both lanes
+        later, before = [], []
+        for i in range(min(args.runs, 30)):  # the same no-op hook, started as now and as before
+            payload = {"session_id": f"s{i}", "cwd": str(workdir), "prompt": "again"}
+            later.append(hook("prompt", payload, env, args.python)[0])
+            before.append(hook("prompt", payload, env, args.python, before=True)[0])
         print(f"session start (timeline)            {figures(start)}   newest items shown in {found}/{args.runs}")
         print(f"first prompt (search + rule)        {figures(prompt)}   items added in {injected}/{args.runs}")
         print(f"later prompt (nothing to do)        {figures(later)}")
+        print(f"  the same, started as before       {figures(before)}   python jezero_client.py hook, no flags")
         print(f"  in process: timeline call         {figures(calls['timeline'])}")
-        print(f"  in process: search call           {figures(calls['search'])}")
+        print(f"  in process: search call           {figures(calls['search'])}   items ranking alone, as the hook asks")
+        print(f"  in process: search, both lanes    {figures(calls['fused'])}   as the hook asked before")
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -202,6 +224,7 @@ def main() -> None:
     for conn in held:
         conn.close()
     shutil.rmtree(work, ignore_errors=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
