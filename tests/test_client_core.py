@@ -85,7 +85,7 @@ def test_it_imports_the_standard_library_only(path):
 # What a hook must not import: it starts as a fresh process on every agent event (the
 # figures are in benchmarks/hooks/README.md). http.client brings the email package; the others
 # are for commands other than the hooks, and typing for type checkers only.
-NOT_FOR_HOOKS = {"http.client", "email", "ssl", "subprocess", "queue", "secrets", "typing", "hashlib"}
+NOT_FOR_HOOKS = {"http.client", "email", "ssl", "subprocess", "queue", "secrets", "typing", "hashlib", "argparse"}
 
 
 def test_importing_the_core_loads_none_of_what_only_some_commands_use():

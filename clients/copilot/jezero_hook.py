@@ -18,4 +18,4 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this
 import jezero_client  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(jezero_client.main(["hook"] + sys.argv[1:]))
+    sys.exit(jezero_client.hook_main(sys.argv[1:]))

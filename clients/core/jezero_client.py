@@ -31,7 +31,6 @@ The files it keeps live in one folder: $JEZERO_CLIENT_HOME, else the platform co
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -39,15 +38,17 @@ import sys
 import threading
 import time
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 # A hook is a fresh process on every agent event, so what this file imports at the top is paid on
-# each one: only what every command needs is imported here. hashlib, http.client (26 ms, most of it
-# the email package it parses headers with), queue, secrets, socket, ssl and subprocess are imported
-# by the functions that use them (benchmarks/hooks/README.md has the figures). The typing names are
+# each one: only what every command needs is imported here. argparse, hashlib, http.client (26 ms,
+# most of it the email package it parses headers with), queue, secrets, socket, ssl and subprocess
+# are imported by the functions that use them (benchmarks/hooks/README.md has the figures). The typing names are
 # for type checkers only (importing typing costs a hook ~3 ms); annotations are never evaluated.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     import http.client
     import queue
     from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -1251,15 +1252,27 @@ def _payload_text(payload: Dict[str, Any], *names: str) -> Optional[str]:
     return None
 
 
+_PLAIN_SESSION = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}$")  # the ids agents use (UUIDs, ses_...)
+
+
+def _marker_name(agent: str, session: str) -> str:
+    """The marker file of a session: its id as it is when that is a plain file name (importing
+    hashlib costs a hook a few ms of loading OpenSSL), else a digest of it ("=" never occurs in
+    a plain name, so the two kinds cannot meet)."""
+    if _PLAIN_SESSION.match(session):
+        return agent + "-" + session
+    import hashlib
+
+    return agent + "=" + hashlib.sha256(session.encode("utf-8")).hexdigest()[:32]
+
+
 def _first_prompt(home: Path, agent: str, session: Optional[str]) -> bool:
     """True the first time a session's prompt is seen (a marker in the client folder says so
     afterwards). A payload without a session id counts as a first prompt every time."""
-    import hashlib
-
     if not session:
         return True
     folder = home / HOOK_STATE_FOLDER
-    marker = folder / (agent + "-" + hashlib.sha256(session.encode("utf-8")).hexdigest()[:32])
+    marker = folder / _marker_name(agent, session)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(str(marker), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -1358,6 +1371,15 @@ def hook_budget() -> float:
     return min(max(wanted, low), high) if wanted == wanted else HOOK_BUDGET  # NaN: the default
 
 
+def hook_main(argv: List[str]) -> int:
+    """`hook EVENT --agent AGENT` as jezero_hook.py passes it (the plugins' own commands), without
+    building the argument parser: argparse imports shutil, lzma, bz2 and locale while it builds
+    one, a few ms a hook pays for nothing. Any other arguments go through main()."""
+    if len(argv) == 3 and argv[1] == "--agent" and not argv[0].startswith("-"):
+        return cmd_hook(SimpleNamespace(event=argv[0], agent=argv[2]))  # the two fields cmd_hook reads
+    return main(["hook"] + argv)
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     """Always exit 0, print only what the agent reads, never write to stderr."""
     started = time.monotonic()
@@ -1421,6 +1443,8 @@ def _device_here(cwd: str) -> bool:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="jezero_client.py",
                                      description="Jezero's client: device key, uploads, MCP bridge.")
     parser.add_argument("--version", action="version", version=VERSION)
