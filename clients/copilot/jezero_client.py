@@ -1371,18 +1371,21 @@ def hook_budget() -> float:
     return min(max(wanted, low), high) if wanted == wanted else HOOK_BUDGET  # NaN: the default
 
 
-def hook_main(argv: List[str]) -> int:
+def hook_main(argv: List[str], started: Optional[float] = None) -> int:
     """`hook EVENT --agent AGENT` as jezero_hook.py passes it (the plugins' own commands), without
     building the argument parser: argparse imports shutil, lzma, bz2 and locale while it builds
-    one, a few ms a hook pays for nothing. Any other arguments go through main()."""
+    one, a few ms a hook pays for nothing. Any other arguments go through main(). `started`: the
+    time.monotonic() at which the launcher started, which the hook's budget counts from."""
     if len(argv) == 3 and argv[1] == "--agent" and not argv[0].startswith("-"):
-        return cmd_hook(SimpleNamespace(event=argv[0], agent=argv[2]))  # the two fields cmd_hook reads
+        return cmd_hook(SimpleNamespace(event=argv[0], agent=argv[2], started=started))
     return main(["hook"] + argv)
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
     """Always exit 0, print only what the agent reads, never write to stderr."""
-    started = time.monotonic()
+    # From the launcher's start when it says (importing this file is part of what the agent waits
+    # for, and on a loaded machine a large part), else from now.
+    started = getattr(args, "started", None) or time.monotonic()
     deadline = started + hook_budget() - 0.2  # leave time to print and exit
     found = {"text": ""}
     if args.event not in HOOK_EVENTS or args.agent not in HOOK_AGENTS:
