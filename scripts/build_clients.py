@@ -1,9 +1,11 @@
 """Copy the client core into every agent plugin folder under clients/.
 
 clients/core/ holds the one source of the client logic (jezero_client.py: standard library only,
-Python 3.9+). Each agent plugin, clients/<agent>/, installs on its own through its agent's
-mechanism, so it must carry a copy: this script writes it, and `--check` (run by the tests)
-fails when a copy differs from the core, so a fix made in a copy cannot silently drift.
+Python 3.9+) and jezero_hook.py, the launcher the plugins' hooks run (it imports the core, so Python
+keeps the core's compiled form). Each agent plugin, clients/<agent>/, installs on its own through
+its agent's mechanism, so it must carry a copy of both: this script writes them, and `--check`
+(run by the tests) fails when a copy differs from the core, so a fix made in a copy cannot
+silently drift.
 A plugin with a skills/ folder also gets the shared skill (clients/core/SKILL.md) as
 skills/jezero/SKILL.md, and the server package gets the core as jezero/client_core.py (the app
 runs the same rules as the hooks).
@@ -22,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CORE = "core"
 # What every plugin carries, from clients/core/, at the top of its folder.
-CORE_FILES = ["jezero_client.py"]
+CORE_FILES = ["jezero_client.py", "jezero_hook.py"]  # the core, and what the hooks run to start it fast
 
 
 def plugin_folders(clients: Path) -> list[Path]:

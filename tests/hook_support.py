@@ -74,10 +74,15 @@ def served_device(folder: Path, titles: list[str] = TITLES):
         yield Served(server.base, server.config, home, workdir)
 
 
+# What the plugins' hook commands run (clients/*/hooks/hooks.json): the launcher beside the core.
+HOOK = CLIENT.parent / "jezero_hook.py"
+
+
 def run_hook(event: str, agent: str, payload: dict | str, env: dict[str, str], cwd: Path | None = None,
-             client: Path = CLIENT, python: str | None = None) -> subprocess.CompletedProcess:
+             python: str | None = None) -> subprocess.CompletedProcess:
+    """A hook run as the plugins run it: `python3 -I -S jezero_hook.py EVENT --agent AGENT`."""
     import json
 
     data = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run([python or sys.executable, str(client), "hook", event, "--agent", agent], input=data,
+    return subprocess.run([python or sys.executable, "-I", "-S", str(HOOK), event, "--agent", agent], input=data,
                           capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd, timeout=60)

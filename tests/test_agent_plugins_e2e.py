@@ -215,7 +215,7 @@ def test_opencode_plugin(tmp_path):
         config = home / ".config" / "opencode"
         # Installed as the README says: the plugin file and the core, copied into OpenCode's plugins folder.
         (config / "plugins").mkdir(parents=True)
-        for name in ("jezero.js", "jezero_client.py"):
+        for name in ("jezero.js", "jezero_client.py", "jezero_hook.py"):
             shutil.copy(CLIENTS / "opencode" / name, config / "plugins" / name)
         # OpenCode installs the plugin SDK into its config folder when a local plugin exists: give it the cached one.
         shutil.copy(sdk / "package.json", config / "package.json")

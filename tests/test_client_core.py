@@ -59,23 +59,40 @@ core = load_core()
 # -- what it may use ----------------------------------------------------------------------------
 
 
+HOOK = CLIENT.parent / "jezero_hook.py"  # what the plugins' hooks run: it imports the core
+
+
 def test_vermin_finds_nothing_newer_than_python_3_9():
     vermin = Path(sys.executable).parent / "vermin"
     if not vermin.exists():
         pytest.skip("vermin is not installed (dev dependency)")
-    r = subprocess.run([str(vermin), "--target=3.9-", "--violations", "--no-tips", "--eval-annotations", str(CLIENT)],
-                       capture_output=True, text=True)
+    r = subprocess.run([str(vermin), "--target=3.9-", "--violations", "--no-tips", "--eval-annotations", str(CLIENT),
+                        str(HOOK)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_it_imports_the_standard_library_only():
+@pytest.mark.parametrize("path", [CLIENT, HOOK], ids=["core", "hook launcher"])
+def test_it_imports_the_standard_library_only(path):
     imported = set()
-    for node in ast.walk(ast.parse(CLIENT.read_text())):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             imported |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             imported.add(node.module.split(".")[0])
-    assert imported - {"__future__"} <= sys.stdlib_module_names, imported - sys.stdlib_module_names
+    assert imported - {"__future__", "jezero_client"} <= sys.stdlib_module_names, imported - sys.stdlib_module_names
+
+
+# What a hook must not import: it starts as a fresh process on every agent event (the
+# figures are in benchmarks/hooks/README.md). http.client brings the email package; the others
+# are for commands other than the hooks, and typing for type checkers only.
+NOT_FOR_HOOKS = {"http.client", "email", "ssl", "subprocess", "queue", "secrets", "typing", "hashlib", "argparse"}
+
+
+def test_importing_the_core_loads_none_of_what_only_some_commands_use():
+    r = subprocess.run([sys.executable, "-I", "-S", "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                        "import jezero_client; print(' '.join(sorted(sys.modules)))", str(CLIENT.parent)],
+                       capture_output=True, text=True, check=True)
+    assert not NOT_FOR_HOOKS & set(r.stdout.split()), NOT_FOR_HOOKS & set(r.stdout.split())
 
 
 @pytest.mark.skipif(PY39 is None, reason="no Python 3.9 interpreter on this machine")
@@ -328,10 +345,120 @@ def test_the_check_names_a_missing_or_drifted_copy(tmp_path):
     (tmp_path / "clients" / "claude").mkdir()
     assert build_clients("--check", "--root", str(tmp_path)).returncode == 1
     built = build_clients("--root", str(tmp_path))
-    assert built.returncode == 0 and built.stdout.count("wrote") == 2
+    assert built.returncode == 0 and built.stdout.count("wrote") == 4  # the core and its hook launcher, twice
     assert build_clients("--check", "--root", str(tmp_path)).returncode == 0
     copy = tmp_path / "clients" / "codex" / "jezero_client.py"
     copy.write_text(copy.read_text() + "# a fix made in the copy\n")
     drift = build_clients("--check", "--root", str(tmp_path))
     assert drift.returncode == 1 and "clients/codex/jezero_client.py" in drift.stderr
     assert "claude" not in drift.stderr
+
+
+def test_every_plugin_reports_its_own_version(monkeypatch):
+    """Each plugin's copy of the core finds the plugin's version beside it (its manifest, or for
+    OpenCode the PLUGIN_VERSION line of jezero.js): the upload header that says which plugin sent it."""
+    monkeypatch.delenv("JEZERO_PLUGIN", raising=False)
+    manifests = dict(core.PLUGIN_MANIFESTS)
+    for folder in sorted(p for p in (REPO / "clients").iterdir() if p.is_dir() and p.name != "core"):
+        spec = importlib.util.spec_from_file_location(f"jezero_client_{folder.name}", folder / "jezero_client.py")
+        copy = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(copy)
+        manifest = folder / manifests[folder.name]
+        if manifest.suffix == ".json":
+            version = json.loads(manifest.read_text())["version"]
+        else:
+            version = manifest.read_text().split('const PLUGIN_VERSION = "', 1)[1].split('"', 1)[0]
+        assert copy.plugin_label() == f"{folder.name}/{version}"
+    assert core.plugin_label() is None  # the core on its own belongs to no plugin
+    monkeypatch.setenv("JEZERO_PLUGIN", "opencode/9.9.9")
+    assert core.plugin_label() == "opencode/9.9.9"
+
+
+# -- the hooks' HTTP/1.0 POST to a plain http:// server --------------------------------------------
+
+
+class _Answering:
+    """A server on 127.0.0.1 for one connection: it reads one request, sends `answer` and closes
+    (or, with keep_open, leaves the connection open until the test ends)."""
+
+    def __init__(self, answer: bytes, keep_open: bool = False):
+        import socket
+
+        self.answer, self.keep_open = answer, keep_open
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.received = b""
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+        self.held = None
+
+    def _serve(self):
+        conn, _ = self.listener.accept()
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(4096)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+        while len(body) < length:
+            body += conn.recv(4096)
+        self.received = head + b"\r\n\r\n" + body
+        if self.answer:
+            conn.sendall(self.answer)
+        if self.keep_open:
+            self.held = conn
+        else:
+            conn.close()
+
+    def close(self):
+        self.thread.join(10)
+        if self.held is not None:
+            self.held.close()
+        self.listener.close()
+
+
+def _post(answer: bytes, keep_open: bool = False, headers: dict | None = None):
+    server = _Answering(answer, keep_open)
+    try:
+        answer = core.http10_post("127.0.0.1", server.port, f"127.0.0.1:{server.port}", "/base/mcp", b'{"x": 1}',
+                                  headers or {"Authorization": "Bearer jz_k"}, 10)
+    finally:
+        server.close()
+    return answer, server.received, server.port
+
+
+def test_the_hooks_post_is_plain_http_1_0_and_reads_a_sized_answer():
+    (status, headers, body), sent, port = _post(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                                b"content-length: 8\r\n\r\n{\"a\": 1}")
+    assert (status, headers["content-type"], body) == (200, "application/json", b'{"a": 1}')
+    head, _, request_body = sent.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "POST /base/mcp HTTP/1.0" and request_body == b'{"x": 1}'
+    assert set(lines[1:]) == {f"Host: 127.0.0.1:{port}", "Authorization: Bearer jz_k", "Content-Length: 8"}
+
+
+def test_the_hooks_post_reads_to_the_end_without_a_length_and_stops_at_the_length_with_one():
+    big = b"x" * 1_000_000  # many reads
+    (status, _, body), _, _ = _post(b"HTTP/1.0 404 Not Found\r\nServer: t\r\n\r\n" + big)
+    assert (status, body) == (404, big)
+    # A server that keeps the connection open after a sized answer: the answer is complete.
+    (status, _, body), _, _ = _post(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", keep_open=True)
+    assert (status, body) == (200, b"{}")
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",  # not for HTTP/1.0
+    b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}",  # cut short
+    b"HTTP/1.1 200 OK\r\nContent-Length: ten\r\n\r\n{}",
+    b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n{}",
+    b"SSH-2.0-OpenSSH_9.6\r\n\r\n",  # not HTTP
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n",  # ends in its headers
+    b"",  # closes without a word
+], ids=["chunked", "short", "bad-length", "bad-header", "not-http", "no-body", "nothing"])
+def test_the_hooks_post_turns_an_answer_it_cannot_read_into_an_os_error(answer):
+    with pytest.raises(OSError):
+        _post(answer)
+
+
+def test_the_hooks_post_refuses_a_header_that_would_split_the_request():
+    with pytest.raises(ValueError):
+        core.http10_post("127.0.0.1", free_port(), "127.0.0.1", "/mcp", b"{}", {"X-Jezero-Project": "a\r\nEvil: 1"}, 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -250,3 +251,31 @@ def test_the_hook_budget_can_be_set_within_bounds(monkeypatch):
     for given, budget in (("", 2.5), ("x", 2.5), ("nan", 2.5), ("10", 10.0), ("0", 0.5), ("1e9", 60.0)):
         monkeypatch.setenv("JEZERO_HOOK_BUDGET", given)
         assert core.hook_budget() == budget
+
+
+def test_a_hook_to_a_plain_http_server_imports_nothing_it_does_not_need(served, tmp_path):
+    """The hooks' own request goes out without http.client (and its email package), and nothing only
+    other commands use is loaded: what a hook imports is paid on every agent event."""
+    from test_client_core import NOT_FOR_HOOKS
+
+    listed = tmp_path / "modules.txt"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import jezero_client; "
+            "status = jezero_client.hook_main(sys.argv[3:]); open(sys.argv[2], 'w').write(' '.join(sys.modules))")
+    for event in ("session-start", "prompt"):
+        payload = {"session_id": f"imports-{event}", "cwd": str(served.workdir), "prompt": FIRST_PROMPT}
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(CLIENT.parent), str(listed), event,
+                               "--agent", "claude"], input=json.dumps(payload), capture_output=True, text=True,
+                              env={**os.environ, **served.env()}, timeout=60)
+        assert done.returncode == 0 and done.stderr == ""
+        assert TITLES[0] in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]  # it did its work
+        loaded = set(listed.read_text().split())
+        assert not NOT_FOR_HOOKS & loaded, NOT_FOR_HOOKS & loaded
+
+
+def test_a_session_id_that_is_no_plain_file_name_gets_a_digest_for_its_marker(tmp_path):
+    assert core._marker_name("claude", "0b1c-77aa_x.1") == "claude-0b1c-77aa_x.1"
+    odd = core._marker_name("claude", "../../etc/passwd")
+    assert odd.startswith("claude=") and "/" not in odd and odd != core._marker_name("claude", "../../etc/passwd2")
+    for session in ("0b1c-77aa", "../../etc/passwd"):  # first once, then not again
+        assert core._first_prompt(tmp_path, "claude", session) is True
+        assert core._first_prompt(tmp_path, "claude", session) is False

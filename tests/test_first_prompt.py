@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from jezero.query import first_prompt as fp
 from jezero.query import session_start
 
@@ -62,3 +64,49 @@ def test_session_start_block():
     assert session_start.render(None, [hit(1, "x")]) == session_start.PROTOCOL
     text = session_start.render("shop", [hit(i, f"item {i}") for i in range(1, 8)])
     assert text.startswith(session_start.PROTOCOL) and "[5] 2026-03-01 item 5" in text and "[6]" not in text
+
+
+def test_the_hook_asks_for_the_items_ranking_alone():
+    assert fp.search_arguments("Why does the billing migración time out?") == {
+        "query": "billing migracion time", "limit": fp.SEARCH_LIMIT, "lanes": ["items"]}
+    assert fp.search_arguments("please fix the analytics") is None
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_search_tool_takes_the_lanes_the_hook_asks_for(tmp_path):
+    """A session whose transcript alone holds the words is found by the default (fused) search and
+    not by the items ranking the hook asks for; a lane that does not exist is a plain error."""
+    from datetime import datetime, timezone
+
+    from mcp import Client
+
+    from jezero.config import Config
+    from jezero.server import build_mcp_server
+    from jezero.store import ItemRecord, Store
+    from jezero.store.messages import MessageRecord
+
+    at = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
+
+    def item(sid: str, title: str, said: str) -> ItemRecord:
+        return ItemRecord(uid=f"claude-local:{sid}:0", source="claude-local", agent="claude-code", session_id=sid,
+                          segment_index=0, occurred_at=at, title=title, summary=f"{title}.", questions=[], atoms=[],
+                          original="(messages)", content_hash=sid, summarizer="x", summary_schema=1, project="infra",
+                          messages=[MessageRecord("user", "where do we start"), MessageRecord("tool", said, at)])
+
+    with Store(tmp_path / "lib.sqlite3") as store:
+        store.write([item("watch", "Raise the file watcher limit", "ENOSPC: file watchers limit reached; set 524288"),
+                     item("copy", "Checkout page copy", "rewrote the checkout copy"),
+                     item("docs", "Docs for the deploy script", "the deploy script now retries")])
+    config = Config.model_validate({"storage": {"path": str(tmp_path / "lib.sqlite3")}})
+    async with Client(build_mcp_server(config)) as client:
+        fused = await client.call_tool("search", {"query": "524288 ENOSPC"})
+        items = await client.call_tool("search", {"query": "524288 ENOSPC", **fp.search_arguments("524288 ENOSPC")})
+        wrong = await client.call_tool("search", {"query": "524288", "lanes": ["everything"]})
+    assert [h["id"] for h in fused.structured_content["items"]] == [1]
+    assert items.structured_content["items"] == []
+    assert wrong.is_error

@@ -1,11 +1,12 @@
 """Hook latency: what an agent waits for at session start and on the first prompt, as a device
-runs it (`python3 jezero_client.py hook ...` in a fresh process, its payload on stdin), against a
+runs it (`python3 -I -S jezero_hook.py ...` in a fresh process, its payload on stdin), against a
 real `jezero serve` on 127.0.0.1 over a large library; then with the server down and with a
 server that accepts connections and never answers (every hook must return within its 2.5 s
 budget, exit 0, and write nothing on stderr). See README.md for the figures.
 
     .venv/bin/python benchmarks/hooks/bench.py                # 100,000 items, 100 runs of each hook
     .venv/bin/python benchmarks/hooks/bench.py --items 20000 --runs 50
+    .venv/bin/python benchmarks/hooks/bench.py --engine tantivy   # the server searches with tantivy
 
 The library is built once into benchmarks/hooks/data/ (git-ignored) by benchmarks/search/corpus.py.
 """
@@ -17,6 +18,7 @@ import hashlib
 import json
 import os
 import random
+import resource
 import shutil
 import socket
 import statistics
@@ -34,6 +36,8 @@ sys.path.insert(0, str(HERE.parent / "search"))
 import corpus  # noqa: E402  (benchmarks/search/corpus.py)
 
 CORE = ROOT / "clients" / "core" / "jezero_client.py"
+HOOK = CORE.parent / "jezero_hook.py"  # what the plugins' hook commands run
+FLAGS = ["-I", "-S"]  # as in the plugins' hook commands
 KEY = "jz_hooks-bench-key"
 PROJECT = "billing"  # one of the corpus's projects
 
@@ -59,10 +63,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(work: Path, lib: Path) -> tuple[subprocess.Popen, str]:
+def serve(work: Path, lib: Path, engine: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
     config = work / "config.toml"
-    config.write_text(f'[storage]\npath = "{lib}"\n\n[server]\nport = {port}\n\n'
+    config.write_text(f'[storage]\npath = "{lib}"\n\n[server]\nport = {port}\n\n[search]\nengine = "{engine}"\n\n'
                       f'[[clients]]\nname = "bench"\nkey_sha256 = "{hashlib.sha256(KEY.encode()).hexdigest()}"\n')
     jezero = Path(sys.executable).parent / "jezero"
     proc = subprocess.Popen([str(jezero), "serve", "--log-level", "warning"], env={**os.environ, "JEZERO_CONFIG": str(config)},
@@ -87,17 +91,38 @@ def device(work: Path, server: str) -> dict[str, str]:
     return {**os.environ, "JEZERO_CLIENT_HOME": str(home)}
 
 
-def hook(event: str, payload: dict, env: dict[str, str], python: str) -> tuple[float, subprocess.CompletedProcess]:
-    t0 = time.perf_counter()
-    done = subprocess.run([python, str(CORE), "hook", event, "--agent", "claude"], input=json.dumps(payload),
+def hook(event: str, payload: dict, env: dict[str, str], python: str,
+         before: bool = False) -> tuple[float, subprocess.CompletedProcess]:
+    """One hook as the plugins run it; `before`: as they ran it before jezero_hook.py and its flags."""
+    command = [python, str(CORE), "hook", event] if before else [python, *FLAGS, str(HOOK), event]
+    cpu0, t0 = children_cpu(), time.perf_counter()
+    done = subprocess.run(command + ["--agent", "claude"], input=json.dumps(payload),
                           capture_output=True, text=True, env=env, timeout=30)
+    CPU.append(children_cpu() - cpu0)
     return (time.perf_counter() - t0) * 1000, done
 
 
-def figures(ms: list[float]) -> str:
+# The CPU time of each hook process (user + system), which a loaded machine moves far less than
+# the wall time: appended by hook(), read right after it by timed().
+CPU: list[float] = []
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def figures(ms: list[float], cpu: list[float] | None = None) -> str:
     ms = sorted(ms)
-    p95 = ms[min(len(ms) - 1, int(round(0.95 * len(ms))) - 1)]
-    return f"p50 {statistics.median(ms):6.1f} ms   p95 {p95:6.1f} ms   max {ms[-1]:6.1f} ms   (n={len(ms)})"
+    text = f"p50 {statistics.median(ms):6.1f} ms   p95 {p95(ms):6.1f} ms   max {ms[-1]:6.1f} ms   (n={len(ms)})"
+    if cpu:
+        text += f"   CPU p50 {statistics.median(cpu):5.1f} p95 {p95(cpu):5.1f} ms"
+    return text
+
+
+def p95(values: list[float]) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(0.95 * len(values))) - 1)]
 
 
 def main() -> None:
@@ -105,73 +130,109 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--python", default=sys.executable, help="the interpreter a device runs the core with")
+    parser.add_argument("--engine", default="fts5", help="the server's search index engine (fts5 or tantivy)")
     args = parser.parse_args()
 
     lib = library(args.items)
+    if args.engine != "fts5":
+        from jezero.store import engines
+
+        t0 = time.perf_counter()
+        engines.sync(args.engine, lib)  # the engine's index, built once beside the library
+        print(f"{args.engine} index ready in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     rng = random.Random(5)
     words = [w for w in corpus.vocabulary()[:3000] if len(w) >= 4]
     work = Path(tempfile.mkdtemp(prefix="jezero-hooks-bench-"))
     workdir = work / "src" / PROJECT
     (workdir / ".git").mkdir(parents=True)
     # The interpreter alone, for scale: what a hook costs before it does anything.
-    bare = [(lambda t0: (subprocess.run([args.python, "-c", "pass"]), (time.perf_counter() - t0) * 1000)[1])(
-        time.perf_counter()) for _ in range(20)]
-    print(f"library: {args.items} items; python: {args.python}")
-    print(f"python -c pass                      {figures(bare)}")
-    proc, base = serve(work, lib)
+    bare: dict[str, tuple[list[float], list[float]]] = {"flags": ([], []), "plain": ([], [])}
+    for _ in range(20):
+        for name, flags in (("flags", FLAGS), ("plain", [])):
+            cpu0, t0 = children_cpu(), time.perf_counter()
+            subprocess.run([args.python, *flags, "-c", "pass"])
+            bare[name][0].append((time.perf_counter() - t0) * 1000)
+            bare[name][1].append(children_cpu() - cpu0)
+    print(f"library: {args.items} items; engine: {args.engine}; python: {args.python}; "
+          f"load average at the start: {os.getloadavg()[0]:.1f}")
+    print(f"python -I -S -c pass                {figures(*bare['flags'])}")
+    print(f"python -c pass                      {figures(*bare['plain'])}")
+    proc, base = serve(work, lib, args.engine)
+    rows: dict[str, tuple[list[float], list[float]]] = {}  # row -> (wall ms, CPU ms of the hook process)
+
+    def run(row: str, event: str, payload: dict, env: dict[str, str], before: bool = False):
+        ms, done = hook(event, payload, env, args.python, before)
+        assert done.returncode == 0 and not done.stderr, done.stderr
+        wall, cpu = rows.setdefault(row, ([], []))
+        wall.append(ms)
+        cpu.append(CPU[-1])
+        return done
+
     try:
         env = device(work, base)
         hook("session-start", {"session_id": "warm", "cwd": str(workdir)}, env, args.python)  # first request
-        start, prompt, injected, found = [], [], 0, 0
+        injected, found = 0, 0
         for i in range(args.runs):
-            ms, done = hook("session-start", {"session_id": f"s{i}", "cwd": str(workdir)}, env, args.python)
-            assert done.returncode == 0 and not done.stderr, done.stderr
+            done = run("start", "session-start", {"session_id": f"s{i}", "cwd": str(workdir)}, env)
             found += "Newest items" in done.stdout
-            start.append(ms)
             text = " ".join(rng.sample(words, rng.randint(3, 8)))
-            ms, done = hook("prompt", {"session_id": f"s{i}", "cwd": str(workdir), "prompt": text}, env, args.python)
-            assert done.returncode == 0 and not done.stderr, done.stderr
+            done = run("prompt", "prompt", {"session_id": f"s{i}", "cwd": str(workdir), "prompt": text}, env)
             injected += bool(done.stdout.strip())
-            prompt.append(ms)
-        # The server's share: the same two calls made in this process (no interpreter start).
+        for i in range(min(args.runs, 30)):  # the same no-op hook, started as now and as before
+            payload = {"session_id": f"s{i}", "cwd": str(workdir), "prompt": "again"}
+            run("later", "prompt", payload, env)
+            run("before", "prompt", payload, env, before=True)
+        # The server's share: the same calls made from this process over HTTP (no interpreter
+        # start), and the searches alone, as CPU time of the thread that runs them.
         import importlib.util
+
+        from jezero.config import SearchConfig
+        from jezero.query import search
+        from jezero.store import open_readonly
 
         spec = importlib.util.spec_from_file_location("jezero_client", CORE)
         core = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(core)
         os.environ["JEZERO_CLIENT_HOME"] = env["JEZERO_CLIENT_HOME"]
         client = core.Client(core.client_home())
-        calls = {"timeline": [], "search": []}
+        conn, options = open_readonly(lib), SearchConfig(engine=args.engine)
+        calls: dict[str, list[float]] = {"timeline": [], "search": [], "fused": [], "search cpu": [], "fused cpu": []}
         for i in range(args.runs):
             t0 = time.perf_counter()
             core.mcp_tool(client, "timeline", {"project": PROJECT, "limit": core.NEWEST_ITEMS}, 10)
             calls["timeline"].append((time.perf_counter() - t0) * 1000)
-            query = " ".join(core.prompt_words(" ".join(rng.sample(words, rng.randint(3, 8)))))
-            t0 = time.perf_counter()
-            core.mcp_tool(client, "search", {"query": query, "limit": core.FIRST_PROMPT_SEARCH}, 10)
-            calls["search"].append((time.perf_counter() - t0) * 1000)
-        later = [hook("prompt", {"session_id": f"s{i}", "cwd": str(workdir), "prompt": "again"}, env, args.python)[0]
-                 for i in range(min(args.runs, 30))]
-        print(f"session start (timeline)            {figures(start)}   newest items shown in {found}/{args.runs}")
-        print(f"first prompt (search + rule)        {figures(prompt)}   items added in {injected}/{args.runs}")
-        print(f"later prompt (nothing to do)        {figures(later)}")
+            arguments = core.first_prompt_search(" ".join(rng.sample(words, rng.randint(3, 8))))
+            both = {"query": arguments["query"], "limit": arguments["limit"]}  # as the hook asked before
+            for name, given in (("search", arguments), ("fused", both)):
+                t0 = time.perf_counter()
+                core.mcp_tool(client, "search", given, 10)
+                calls[name].append((time.perf_counter() - t0) * 1000)
+                c0 = time.thread_time()
+                search(conn, given["query"], limit=given["limit"], options=options, **(
+                    {"lanes": given["lanes"]} if "lanes" in given else {}))
+                calls[name + " cpu"].append((time.thread_time() - c0) * 1000)
+        conn.close()
+        print(f"session start (timeline)            {figures(*rows['start'])}   newest items shown in {found}/{args.runs}")
+        print(f"first prompt (search + rule)        {figures(*rows['prompt'])}   items added in {injected}/{args.runs}")
+        print(f"later prompt (nothing to do)        {figures(*rows['later'])}")
+        print(f"  the same, started as before       {figures(*rows['before'])}   python jezero_client.py hook, no flags")
         print(f"  in process: timeline call         {figures(calls['timeline'])}")
-        print(f"  in process: search call           {figures(calls['search'])}")
+        print(f"  in process: search call           {figures(calls['search'])}   items ranking alone, as the hook asks")
+        print(f"  in process: search, both lanes    {figures(calls['fused'])}   as the hook asked before")
+        print(f"  search() alone, CPU: items        {figures(calls['search cpu'])}")
+        print(f"  search() alone, CPU: both lanes   {figures(calls['fused cpu'])}")
     finally:
         proc.terminate()
         proc.wait(timeout=30)
 
     # Server down: nothing listens on the port.
     env = device(work, f"http://127.0.0.1:{free_port()}")
-    down = {"session-start": [], "prompt": []}
     for i in range(20):
-        for event in down:
-            ms, done = hook(event, {"session_id": f"d{i}", "cwd": str(workdir), "prompt": "billing timeout migration"},
-                            env, args.python)
-            assert done.returncode == 0 and not done.stderr
-            down[event].append(ms)
-    for event, ms in down.items():
-        print(f"server down, {event:13s}         {figures(ms)}")
+        for event in ("session-start", "prompt"):
+            run(f"down {event}", event, {"session_id": f"d{i}", "cwd": str(workdir), "prompt": "billing timeout migration"},
+                env)
+    for event in ("session-start", "prompt"):
+        print(f"server down, {event:13s}         {figures(*rows[f'down {event}'])}")
 
     # A server that accepts and never answers: the hook's budget is all it may cost.
     listener = socket.socket()
@@ -189,19 +250,17 @@ def main() -> None:
 
     threading.Thread(target=accept, daemon=True).start()
     env = device(work, f"http://127.0.0.1:{listener.getsockname()[1]}")
-    slow = {"session-start": [], "prompt": []}
     for i in range(5):
-        for event in slow:
-            ms, done = hook(event, {"session_id": f"h{i}", "cwd": str(workdir), "prompt": "billing timeout migration"},
-                            env, args.python)
-            assert done.returncode == 0 and not done.stderr
-            slow[event].append(ms)
+        for event in ("session-start", "prompt"):
+            run(f"silent {event}", event, {"session_id": f"h{i}", "cwd": str(workdir), "prompt": "billing timeout migration"},
+                env)
     stop.set()
-    for event, ms in slow.items():
-        print(f"server never answers, {event:13s} {figures(ms)}")
+    for event in ("session-start", "prompt"):
+        print(f"server never answers, {event:13s} {figures(*rows[f'silent {event}'])}")
     for conn in held:
         conn.close()
     shutil.rmtree(work, ignore_errors=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

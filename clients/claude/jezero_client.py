@@ -31,28 +31,34 @@ The files it keeps live in one folder: $JEZERO_CLIENT_HOME, else the platform co
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import http.client
 import json
 import os
-import queue
 import re
-import secrets
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from types import SimpleNamespace
 from urllib.parse import urlsplit
+
+# A hook is a fresh process on every agent event, so what this file imports at the top is paid on
+# each one: only what every command needs is imported here. argparse, hashlib, http.client (26 ms,
+# most of it the email package it parses headers with), queue, secrets, socket, ssl and subprocess
+# are imported by the functions that use them (benchmarks/hooks/README.md has the figures). The typing names are
+# for type checkers only (importing typing costs a hook ~3 ms); annotations are never evaluated.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    import http.client
+    import queue
+    from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 # The version of this core, sent with every upload (CLIENT_HEADER) so the server's app can flag a
 # device whose plugins carry an older core than the server ships (jezero/client_core.py). Bump it
 # in the commit that changes what a device does: the last number for a fix, the middle one for
 # anything new a device should pick up (a store, a header, a hook), the first one for a change the
 # server and older cores cannot both speak. Never edit it in a copy.
-CORE_VERSION = "0.3.1"
+CORE_VERSION = "0.4.0"
 VERSION = CORE_VERSION
 KEY_PREFIX = "jz_"  # the server's own keys look the same (jezero new-token)
 KEY_BYTES = 32
@@ -95,6 +101,8 @@ def client_home() -> Path:
 
 
 def key_digest(key: str) -> str:
+    import hashlib
+
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
@@ -160,12 +168,15 @@ class Connection:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ClientError(f"server must be an http:// or https:// URL, got {server!r}")
         self.scheme, self.host, self.port = parts.scheme, parts.hostname, parts.port
+        self.netloc = parts.netloc.rpartition("@")[2]  # host[:port] as the Host header says it
         self.base = parts.path.rstrip("/")
         self.timeout = timeout
         self.headers = dict(headers or {})  # sent with every request
         self._conn = None  # type: Optional[http.client.HTTPConnection]
 
     def _open(self) -> http.client.HTTPConnection:
+        import http.client
+
         if self._conn is None:
             cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
             self._conn = cls(self.host, self.port, timeout=self.timeout)
@@ -179,6 +190,8 @@ class Connection:
     def request(self, method: str, path: str, body: Any = None,
                 headers: Optional[Dict[str, str]] = None) -> Tuple[int, Dict[str, str], bytes]:
         """(status, lower-cased headers, body). Raises OSError when the server cannot be reached."""
+        import http.client
+
         for attempt in (1, 2):
             conn = self._open()
             try:
@@ -201,6 +214,82 @@ class Connection:
                 self.close()
                 raise OSError(str(e) or type(e).__name__)
         raise OSError("unreachable")
+
+    def post(self, path: str, body: bytes, headers: Optional[Dict[str, str]] = None) -> Tuple[int, Dict[str, str], bytes]:
+        """A small POST, as the hooks send them: to a plain http:// server without http.client
+        (see http10_post), to https:// through request()."""
+        if self.scheme == "https":
+            return self.request("POST", path, body=body, headers=headers)
+        return http10_post(self.host, self.port or 80, self.netloc, self.base + path, body,
+                           {**self.headers, **(headers or {})}, self.timeout)
+
+
+# A hook's request is one small POST, nearly always to a server on this computer, and importing
+# http.client costs a hook more than the request itself (26 ms, for the email package it parses
+# headers with). So to a plain http:// server the hooks speak HTTP/1.0 over a socket, which keeps
+# the answer trivial to read: the server closes the connection after it and may not use chunked
+# encoding (that is HTTP/1.1 only, RFC 9112 section 7.1), so an answer is a status line, header
+# lines and the body, up to its Content-Length or to the end of the stream. Anything else is an
+# OSError, like a server that cannot be reached. https:// keeps to http.client and ssl.
+MAX_ANSWER_BYTES = 16 * 1024 * 1024  # a tool's answer is capped far below by the server (shape.fit)
+_HEADER_END = b"\r\n\r\n"
+
+
+def http10_post(host: str, port: int, host_header: str, target: str, body: bytes, headers: Dict[str, str],
+                timeout: float) -> Tuple[int, Dict[str, str], bytes]:
+    """(status, lower-cased headers, body) of one HTTP/1.0 POST. OSError when there is no answer
+    or it is not one; ValueError for a header that would break the request (as http.client)."""
+    import socket
+
+    lines = ["POST {} HTTP/1.0".format(target), "Host: " + host_header]
+    for name, value in list(headers.items()) + [("Content-Length", str(len(body)))]:
+        if any(c in str(name) + str(value) for c in "\r\n\0") or ":" in str(name):
+            raise ValueError("invalid header {!r}".format(name))
+        lines.append("{}: {}".format(name, value))
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    received = bytearray()
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(head + body)
+        length = None  # type: Optional[int]
+        found = None  # type: Optional[Tuple[int, Dict[str, str], int]]
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+            if len(received) > MAX_ANSWER_BYTES:
+                raise OSError("answer larger than {} bytes".format(MAX_ANSWER_BYTES))
+            if found is None and _HEADER_END in received:
+                found = _answer_head(bytes(received[:received.index(_HEADER_END)]))
+                length = found[2] if found[2] >= 0 else None
+                received = received[received.index(_HEADER_END) + len(_HEADER_END):]
+            if found is not None and length is not None and len(received) >= length:
+                break
+    if found is None:
+        raise OSError("the server closed the connection without an answer")
+    if length is not None and len(received) < length:
+        raise OSError("the answer ended after {} of its {} bytes".format(len(received), length))
+    return found[0], found[1], bytes(received[:length] if length is not None else received)
+
+
+def _answer_head(raw: bytes) -> Tuple[int, Dict[str, str], int]:
+    """(status, lower-cased headers, Content-Length or -1) of an answer's status and header lines."""
+    lines = raw.decode("latin-1").split("\r\n")
+    status_line = lines[0].split(None, 2)
+    if len(status_line) < 2 or not status_line[0].startswith("HTTP/1.") or not status_line[1].isdigit():
+        raise OSError("not an HTTP answer: {!r}".format(lines[0][:80]))
+    headers = {}  # type: Dict[str, str]
+    for line in lines[1:]:
+        name, colon, value = line.partition(":")
+        if not colon or not name.strip():
+            raise OSError("bad header line in the answer: {!r}".format(line[:80]))
+        headers[name.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "identity").lower() != "identity":
+        raise OSError("a {} answer to an HTTP/1.0 request".format(headers["transfer-encoding"]))
+    length = headers.get("content-length", "")
+    if length and not length.isdigit():
+        raise OSError("bad Content-Length {!r}".format(length))
+    return int(status_line[1]), headers, int(length) if length else -1
 
 
 def _error_text(data: bytes) -> str:
@@ -516,6 +605,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         current = read_key(home)
         note = "this device already has a key; --new-key makes another (then the admin rotates it)"
     else:
+        import secrets
+
         current = KEY_PREFIX + secrets.token_urlsafe(KEY_BYTES)
         _write_private(key_path, current + "\n")
         note = f"key written to {key_path} (readable by you only; it never leaves this computer)"
@@ -672,11 +763,26 @@ def _stores_from(args: argparse.Namespace) -> Dict[str, Path]:
     return stores
 
 
-# Where each agent's plugin keeps its manifest, beside its copy of this file.
+# Where each agent's plugin keeps its manifest, beside its copy of this file. OpenCode's plugin is
+# one JavaScript file with no manifest: its version is a line of that file (PLUGIN_VERSION_LINE).
 PLUGIN_MANIFESTS = (("claude", ".claude-plugin/plugin.json"), ("codex", ".codex-plugin/plugin.json"),
-                    ("gemini", "gemini-extension.json"))
+                    ("gemini", "gemini-extension.json"), ("copilot", ".plugin/plugin.json"),
+                    ("opencode", "jezero.js"))
+PLUGIN_VERSION_LINE = re.compile(r'^const PLUGIN_VERSION = "([^"]+)";', re.M)
 PLUGIN_ENV = "JEZERO_PLUGIN"  # "<agent>/<version>", for a plugin whose agent has no manifest file
 _PLUGIN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,31}/[0-9A-Za-z][0-9A-Za-z.+-]{0,31}$")
+
+
+def _manifest_version(path: Path) -> Optional[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".js":
+            found = PLUGIN_VERSION_LINE.search(text)
+            return found.group(1) if found else None
+        version = json.loads(text).get("version")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return version if isinstance(version, str) else None
 
 
 def plugin_label() -> Optional[str]:
@@ -686,14 +792,10 @@ def plugin_label() -> Optional[str]:
     if not label:
         here = Path(os.path.abspath(__file__)).parent
         for agent, manifest in PLUGIN_MANIFESTS:
-            try:
-                version = json.loads((here / manifest).read_text(encoding="utf-8")).get("version")
-            except (OSError, ValueError, AttributeError):
-                continue
-            if not isinstance(version, str):
-                continue
-            label = "{}/{}".format(agent, version)
-            break
+            version = _manifest_version(here / manifest)
+            if version is not None:
+                label = "{}/{}".format(agent, version)
+                break
     return label if _PLUGIN.match(label) else None
 
 
@@ -804,19 +906,28 @@ def cmd_upload(args: argparse.Namespace) -> int:
     if args.wait:
         return run_upload(args)
     Client(client_home())  # a device that is not set up says so now, not in a log
-    command = [sys.executable, os.path.abspath(__file__), "upload", "--wait"]
+    stores = []  # type: List[str]
     for option in STORE_OPTIONS:
         if getattr(args, option, None):
-            command += [f"--{option}", getattr(args, option)]
-    options = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
-               "close_fds": True}  # type: Dict[str, Any]
+            stores += [f"--{option}", getattr(args, option)]
+    start_upload(stores)
+    return 0
+
+
+def start_upload(options: List[str]) -> None:
+    """Start `upload --wait` in a detached process that outlives the agent's hook and its process
+    group, and return at once."""
+    import subprocess
+
+    command = [sys.executable, os.path.abspath(__file__), "upload", "--wait"] + options
+    detach = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+              "close_fds": True}  # type: Dict[str, Any]
     if os.name == "nt":
-        options["creationflags"] = getattr(subprocess, "DETACHED_PROCESS", 0x8) | getattr(
+        detach["creationflags"] = getattr(subprocess, "DETACHED_PROCESS", 0x8) | getattr(
             subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
     else:
-        options["start_new_session"] = True  # outlives the agent's hook and its process group
-    subprocess.Popen(command, **options)
-    return 0
+        detach["start_new_session"] = True
+    subprocess.Popen(command, **detach)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -833,6 +944,8 @@ class Bridge:
         self.key = client.key()
         self.out = out or sys.stdout
         self._write_lock = threading.Lock()
+        import queue
+
         self._pool = queue.LifoQueue()  # type: queue.LifoQueue
         self.protocol_version = None  # type: Optional[str]
         self.session_id = None  # type: Optional[str]
@@ -844,6 +957,8 @@ class Bridge:
             self.out.flush()
 
     def _connection(self) -> Connection:
+        import queue
+
         try:
             return self._pool.get_nowait()
         except queue.Empty:
@@ -988,6 +1103,12 @@ sobre entre cuando donde porque también tambien muy sin ser son fue hay todo to
 MIN_WORD_CHARS = 3
 MAX_PROMPT_WORDS = 20
 FIRST_PROMPT_SEARCH = 8  # results looked at
+# The search ranks the items' summaries and the sessions' transcripts apart and fuses the two. The
+# rule keeps a hit only for words in its title or summary, which the items ranking is made of: so
+# the hooks ask for that ranking alone, and the server never reads the transcripts for them (at
+# 100,000 items with tantivy, 19 against 24 ms CPU p50: benchmarks/hooks/README.md). A server older
+# than the lanes argument ignores it.
+FIRST_PROMPT_LANES = ["items"]
 MIN_SHARED_WORDS = 2
 MAX_RELATED = 3
 _WORD = re.compile(r"\w+")
@@ -1016,6 +1137,14 @@ def shared_words(words: List[str], hit: Dict[str, Any]) -> List[str]:
     """The words found as whole words (accent-insensitive) in the hit's title or summary."""
     present = set(_WORD.findall(fold("{} {}".format(hit.get("title") or "", hit.get("summary") or ""))))
     return [w for w in words if w in present]
+
+
+def first_prompt_search(prompt: str) -> Optional[Dict[str, Any]]:
+    """The arguments of the search tool call the rule makes for this prompt; None for no search."""
+    words = prompt_words(prompt)
+    if len(words) < MIN_SHARED_WORDS:
+        return None
+    return {"query": " ".join(words), "limit": FIRST_PROMPT_SEARCH, "lanes": FIRST_PROMPT_LANES}
 
 
 def related_items(prompt: str, hits: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -1056,7 +1185,7 @@ def mcp_tool(client: Client, tool: str, arguments: Dict[str, Any], timeout: floa
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
     try:
         for attempt in (1, 2):
-            status, found, data = conn.request("POST", "/mcp", body=json.dumps(call).encode("utf-8"), headers=headers)
+            status, found, data = conn.post("/mcp", json.dumps(call).encode("utf-8"), headers)
             answers = [a for a in Bridge._answers(found.get("content-type", ""), data)
                        if isinstance(a, dict) and a.get("id") == 2]
             if answers and isinstance(answers[0].get("result"), dict):
@@ -1075,11 +1204,11 @@ def mcp_tool(client: Client, tool: str, arguments: Dict[str, Any], timeout: floa
             hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                      "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                                 "clientInfo": {"name": "jezero-hook", "version": VERSION}}}
-            status, found, data = conn.request("POST", "/mcp", body=json.dumps(hello).encode("utf-8"), headers=headers)
+            status, found, data = conn.post("/mcp", json.dumps(hello).encode("utf-8"), headers)
             if found.get("mcp-session-id"):
                 headers["Mcp-Session-Id"] = found["mcp-session-id"]
             done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            conn.request("POST", "/mcp", body=json.dumps(done).encode("utf-8"), headers=headers)
+            conn.post("/mcp", json.dumps(done).encode("utf-8"), headers)
     finally:
         conn.close()
     raise ValueError("no answer")
@@ -1124,13 +1253,27 @@ def _payload_text(payload: Dict[str, Any], *names: str) -> Optional[str]:
     return None
 
 
+_PLAIN_SESSION = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}$")  # the ids agents use (UUIDs, ses_...)
+
+
+def _marker_name(agent: str, session: str) -> str:
+    """The marker file of a session: its id as it is when that is a plain file name (importing
+    hashlib costs a hook a few ms of loading OpenSSL), else a digest of it ("=" never occurs in
+    a plain name, so the two kinds cannot meet)."""
+    if _PLAIN_SESSION.match(session):
+        return agent + "-" + session
+    import hashlib
+
+    return agent + "=" + hashlib.sha256(session.encode("utf-8")).hexdigest()[:32]
+
+
 def _first_prompt(home: Path, agent: str, session: Optional[str]) -> bool:
     """True the first time a session's prompt is seen (a marker in the client folder says so
     afterwards). A payload without a session id counts as a first prompt every time."""
     if not session:
         return True
     folder = home / HOOK_STATE_FOLDER
-    marker = folder / (agent + "-" + hashlib.sha256(session.encode("utf-8")).hexdigest()[:32])
+    marker = folder / _marker_name(agent, session)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(str(marker), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -1140,7 +1283,7 @@ def _first_prompt(home: Path, agent: str, session: Optional[str]) -> bool:
     except OSError:
         return True
     try:  # sweep old markers now and then (a session resumed after that is "new" again)
-        if secrets.randbelow(20) == 0:
+        if os.urandom(1)[0] < 13:  # about one first prompt in 20 (13/256)
             cutoff = time.time() - HOOK_STATE_DAYS * 86400
             for old in folder.iterdir():
                 if old.stat().st_mtime < cutoff:
@@ -1177,11 +1320,10 @@ def hook_context(event: str, agent: str, payload: Dict[str, Any], deadline: floa
         prompt = user_prompt(_payload_text(payload, "prompt", "initialPrompt") or "")
         if not _first_prompt(home, agent, session):
             return ""
-        words = prompt_words(prompt)
-        if len(words) < MIN_SHARED_WORDS:
+        arguments = first_prompt_search(prompt)
+        if arguments is None:
             return ""
-        answer = mcp_tool(client, "search", {"query": " ".join(words), "limit": FIRST_PROMPT_SEARCH},
-                          deadline - time.monotonic())
+        answer = mcp_tool(client, "search", arguments, deadline - time.monotonic())
         return first_prompt_text(related_items(prompt, _items(answer)))
     return ""
 
@@ -1201,8 +1343,11 @@ def hook_output(event: str, agent: str, payload: Dict[str, Any], text: str) -> s
 
 
 def _read_payload(stream) -> Dict[str, Any]:
+    """The agent's JSON payload. Agents write UTF-8, whatever the console's code page (Windows)."""
     try:
-        raw = stream.read(4 * 1024 * 1024) if stream is not None and not stream.isatty() else ""
+        raw = getattr(stream, "buffer", stream).read(4 * 1024 * 1024) if stream and not stream.isatty() else ""
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
         payload = json.loads(raw) if raw and raw.strip() else {}
         return payload if isinstance(payload, dict) else {}
     except Exception:
@@ -1214,15 +1359,7 @@ def _hook_upload() -> None:
     client = Client(client_home())
     if client.settings.get("upload") is False:
         return
-    command = [sys.executable, os.path.abspath(__file__), "upload", "--wait"]
-    options = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
-               "close_fds": True}  # type: Dict[str, Any]
-    if os.name == "nt":
-        options["creationflags"] = getattr(subprocess, "DETACHED_PROCESS", 0x8) | getattr(
-            subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
-    else:
-        options["start_new_session"] = True
-    subprocess.Popen(command, **options)
+    start_upload([])
 
 
 def hook_budget() -> float:
@@ -1235,9 +1372,21 @@ def hook_budget() -> float:
     return min(max(wanted, low), high) if wanted == wanted else HOOK_BUDGET  # NaN: the default
 
 
+def hook_main(argv: List[str], started: Optional[float] = None) -> int:
+    """`hook EVENT --agent AGENT` as jezero_hook.py passes it (the plugins' own commands), without
+    building the argument parser: argparse imports shutil, lzma, bz2 and locale while it builds
+    one, a few ms a hook pays for nothing. Any other arguments go through main(). `started`: the
+    time.monotonic() at which the launcher started, which the hook's budget counts from."""
+    if len(argv) == 3 and argv[1] == "--agent" and not argv[0].startswith("-"):
+        return cmd_hook(SimpleNamespace(event=argv[0], agent=argv[2], started=started))
+    return main(["hook"] + argv)
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     """Always exit 0, print only what the agent reads, never write to stderr."""
-    started = time.monotonic()
+    # From the launcher's start when it says (importing this file is part of what the agent waits
+    # for, and on a loaded machine a large part), else from now.
+    started = getattr(args, "started", None) or time.monotonic()
     deadline = started + hook_budget() - 0.2  # leave time to print and exit
     found = {"text": ""}
     if args.event not in HOOK_EVENTS or args.agent not in HOOK_AGENTS:
@@ -1261,8 +1410,12 @@ def cmd_hook(args: argparse.Namespace) -> int:
                 cwd = _payload_text(payload, "cwd", "directory") or os.getcwd()
                 found["text"] = PROTOCOL if args.event == "session-start" and _device_here(cwd) else ""
             out = hook_output(args.event, args.agent, payload, found["text"])
-            if out:
-                sys.stdout.write(out + "\n")
+            if out:  # UTF-8, as the agents read it (OpenCode takes the text as is, not JSON)
+                stream = getattr(sys.stdout, "buffer", None)
+                if stream is not None:
+                    stream.write((out + "\n").encode("utf-8"))
+                else:
+                    sys.stdout.write(out + "\n")
                 sys.stdout.flush()
     except BaseException:
         pass
@@ -1294,6 +1447,8 @@ def _device_here(cwd: str) -> bool:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="jezero_client.py",
                                      description="Jezero's client: device key, uploads, MCP bridge.")
     parser.add_argument("--version", action="version", version=VERSION)

@@ -14,8 +14,13 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+// This plugin's version: the client core reads it from this line (it reports it with each upload).
+const PLUGIN_VERSION = "0.2.0"; // not exported: OpenCode calls every export as a plugin
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CORE = join(HERE, "jezero_client.py");
+// Starts the core as an imported module, so Python reuses its compiled form (see jezero_hook.py).
+const HOOK = join(HERE, "jezero_hook.py");
 const PYTHON = process.env.JEZERO_PYTHON || (process.platform === "win32" ? "python" : "python3");
 const BUDGET_MS = 3000; // the core keeps to 2.5 s itself; this only bounds a stuck interpreter
 
@@ -23,7 +28,9 @@ function core(event, payload) {
   return new Promise((resolve) => {
     if (!existsSync(CORE)) return resolve("");
     try {
-      const child = execFile(PYTHON, [CORE, "hook", event, "--agent", "opencode"],
+      // Without jezero_hook.py (a copy made before it existed) the core runs the hook itself.
+      const args = existsSync(HOOK) ? ["-I", "-S", HOOK, event] : [CORE, "hook", event];
+      const child = execFile(PYTHON, [...args, "--agent", "opencode"],
         { timeout: BUDGET_MS, windowsHide: true },
         (error, stdout) => resolve(error ? "" : String(stdout || "").trim()));
       child.on("error", () => resolve(""));

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from jezero.client_core import FIRST_PROMPT_LANES as SEARCH_LANES
 from jezero.client_core import FIRST_PROMPT_SEARCH as SEARCH_LIMIT
 from jezero.client_core import MAX_PROMPT_WORDS as MAX_WORDS
 from jezero.client_core import MAX_RELATED as MAX_SHOWN
@@ -19,6 +20,7 @@ from jezero.client_core import (
     MIN_SHARED_WORDS,
     MIN_WORD_CHARS,
     STOP_WORDS,
+    first_prompt_search,
     first_prompt_text,
     fold,
     prompt_words,
@@ -26,8 +28,8 @@ from jezero.client_core import (
     shared_words,
 )
 
-__all__ = ["MAX_SHOWN", "MAX_WORDS", "MIN_SHARED_WORDS", "MIN_WORD_CHARS", "SEARCH_LIMIT", "STOP_WORDS", "fold",
-           "prompt_words", "related", "render", "search_query", "shared_words"]
+__all__ = ["MAX_SHOWN", "MAX_WORDS", "MIN_SHARED_WORDS", "MIN_WORD_CHARS", "SEARCH_LANES", "SEARCH_LIMIT", "STOP_WORDS",
+           "fold", "prompt_words", "related", "render", "search_arguments", "search_query", "shared_words"]
 
 
 def related(prompt: str, hits: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -39,6 +41,12 @@ def search_query(prompt: str) -> str | None:
     """The query the hook sends for this prompt, or None when the rule adds nothing."""
     words = prompt_words(prompt)
     return " ".join(words) if len(words) >= MIN_SHARED_WORDS else None
+
+
+def search_arguments(prompt: str) -> dict[str, Any] | None:
+    """The search tool's arguments for this prompt, exactly as the hook sends them (the items
+    ranking alone, SEARCH_LIMIT results); None when the rule adds nothing."""
+    return first_prompt_search(prompt)
 
 
 def render(hits: Iterable[Mapping[str, Any]]) -> str:

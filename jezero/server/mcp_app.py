@@ -12,7 +12,7 @@ the local user, who reads everything unless `client=` names a configured client 
 
 import os
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import apsw
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -227,10 +227,14 @@ def build_mcp_server(
         since: Since = None,
         limit: _limit(10) = None,
         explain: Annotated[bool, Field(description="Add how each score was made up.")] = False,
+        lanes: Annotated[list[Literal["items", "messages"]] | None, Field(
+            description="Only these rankings: items (the summaries) or messages (the transcripts); both by default.")] = None,
     ) -> CallToolResult:
         options = tools.options()
+        # The hooks ask for the items alone (their rule reads titles and summaries only).
+        chosen = {"lanes": lanes} if lanes else {}
         hits = tools.run(q.search, query, allowed=tools.allowed(), source=source, project=project,
-                         since=since, limit=limit, options=options, explain=explain)
+                         since=since, limit=limit, options=options, explain=explain, **chosen)
         answer: dict[str, Any] = {"items": [shape.hit(h) for h in hits]}
         if getattr(hits, "cut", False):
             # The work budget ran out: these are the best of what was looked at, or nothing; that
