@@ -78,9 +78,8 @@ class AgentViewScreen(Base):
         try:
             newest = (await self.app.remote.timeline(project=project, limit=session_start.NEWEST_ITEMS)).get("items", []) \
                 if project else []
-            query = first_prompt.search_query(message)
-            hits = (await self.app.remote.search(query, limit=first_prompt.SEARCH_LIMIT)).get("items", []) \
-                if query else []
+            arguments = first_prompt.search_arguments(message)  # exactly what the hook asks
+            hits = (await self.app.remote.call("search", **arguments)).get("items", []) if arguments else []
         except RemoteError as e:
             self.failed(e)
             return
