@@ -51,6 +51,9 @@ SUBSTRING_MAX_ROWS = 2000
 # writer (`jezero run` syncs after writing, `jezero reindex` rebuilds) and FTS5 answers meanwhile.
 READER_CATCH_UP = 2000
 WRITER_HEAP = 64_000_000  # bytes, split over the writer's threads
+# A reader's catch-up leaves the merging to the writer's follower until the index has this many
+# segments (each catch-up adds one; 9-10 after a rebuild of 100k items).
+READER_SEGMENTS = 40
 SPACE = "\u2581"  # stands for white space inside a trigram (the field's tokenizer splits on spaces)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -189,6 +192,11 @@ def _document(row, pairs: CommonPairs) -> tantivy.Document:
     return doc
 
 
+def _covers(applied: Head | None, head: Head) -> bool:
+    """The index's state is the library's `head` or later (a reader's snapshot may be older)."""
+    return applied is not None and applied.library == head.library and applied.seq >= head.seq
+
+
 class TantivyIndex:
     """The derived index of one library file. Thread-safe; one per library per process."""
 
@@ -243,85 +251,111 @@ class TantivyIndex:
         when more than `limit` would be needed. Raises ValueError when another process holds the
         index's writer."""
         with self._lock:
-            index = self._open(create=True)
-            self._refresh()  # another process may have moved it on since this one last looked
-            conn = open_readonly(self.library)
+            return self._apply(rebuild, limit, merge=True)
+
+    def _apply(self, rebuild: bool, limit: int | None, merge: bool) -> int:
+        """catch_up with the lock held. `merge`: wait for the segment merges the commit starts
+        (the writer's follower and `jezero reindex` do; a reader does not, see _in_step)."""
+        index = self._open(create=True)
+        self._refresh()  # another process may have moved it on since this one last looked
+        conn = open_readonly(self.library)
+        try:
+            conn.execute("BEGIN")  # one snapshot: the changes, the items and the head agree
+            head = library_head(conn)
+            if head is None:
+                raise ValueError(f"{self.library} has no change log: open it with `jezero init` to upgrade it")
+            applied = self._state[1]
+            full = rebuild or applied is None or applied.library != head.library or applied.seq > head.seq
+            if not full and applied.seq == head.seq:
+                return 0
+            if full:
+                count = conn.execute("SELECT count(*) FROM items").fetchone()[0]
+                changed = None
+            else:
+                changed = [r[0] for r in conn.execute(
+                    "SELECT item_id FROM item_changes WHERE seq > ? ORDER BY seq", (applied.seq,))]
+                count = len(changed)
+            if limit is not None and count > limit:
+                return -1
+            writer = index.writer(heap_size=WRITER_HEAP, num_threads=0 if full else 1)
             try:
-                conn.execute("BEGIN")  # one snapshot: the changes, the items and the head agree
-                head = library_head(conn)
-                if head is None:
-                    raise ValueError(f"{self.library} has no change log: open it with `jezero init` to upgrade it")
-                applied = self._state[1]
-                full = rebuild or applied is None or applied.library != head.library or applied.seq > head.seq
-                if not full and applied.seq == head.seq:
-                    return 0
+                written = 0
                 if full:
-                    count = conn.execute("SELECT count(*) FROM items").fetchone()[0]
-                    changed = None
+                    writer.delete_all_documents()
+                    for row in conn.execute(_ITEM_SQL):
+                        writer.add_document(_document(row, self.pairs))
+                        written += 1
                 else:
-                    changed = [r[0] for r in conn.execute(
-                        "SELECT item_id FROM item_changes WHERE seq > ? ORDER BY seq", (applied.seq,))]
-                    count = len(changed)
-                if limit is not None and count > limit:
-                    return -1
-                writer = index.writer(heap_size=WRITER_HEAP, num_threads=0 if full else 1)
-                try:
-                    written = 0
-                    if full:
-                        writer.delete_all_documents()
-                        for row in conn.execute(_ITEM_SQL):
+                    for item_id in changed:
+                        # (by query: a term of a Python int is taken as signed, and misses)
+                        writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "id", item_id))
+                        row = conn.execute(f"{_ITEM_SQL} WHERE id = ?", (item_id,)).fetchone()
+                        if row is not None:
                             writer.add_document(_document(row, self.pairs))
                             written += 1
-                    else:
-                        for item_id in changed:
-                            # (by query: a term of a Python int is taken as signed, and misses)
-                            writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "id", item_id))
-                            row = conn.execute(f"{_ITEM_SQL} WHERE id = ?", (item_id,)).fetchone()
-                            if row is not None:
-                                writer.add_document(_document(row, self.pairs))
-                                written += 1
-                    writer.delete_documents_by_term("kind", "state")
-                    state = tantivy.Document()
-                    state.add_text("kind", "state")
-                    state.add_text("state", json.dumps({"library": head.library, "seq": head.seq}))
-                    writer.add_document(state)
-                    writer.commit()
+                writer.delete_documents_by_term("kind", "state")
+                state = tantivy.Document()
+                state.add_text("kind", "state")
+                state.add_text("state", json.dumps({"library": head.library, "seq": head.seq}))
+                writer.add_document(state)
+                writer.commit()
+                if merge or full:
                     writer.wait_merging_threads()
-                except BaseException:
-                    writer.rollback()
-                    raise
+            except BaseException:
+                writer.rollback()
+                raise
+        finally:
+            try:
+                conn.execute("COMMIT")
             finally:
-                try:
-                    conn.execute("COMMIT")
-                finally:
-                    conn.close()
-            self._refresh()
-            return written
+                conn.close()
+        self._refresh()
+        return written
 
     def _in_step(self, head: Head):
-        """A searcher whose state is the library's `head` or later, catching up when it lags;
-        None when that cannot be had now."""
+        """A searcher for the library at `head`, catching up when the index lags; None when that
+        cannot be had now (FTS5 answers).
+
+        A search never waits for a catch-up already under way, in another thread or another
+        process (the writer's follower): it answers from the state before it, which the library
+        had, as long as that is at most READER_CATCH_UP changes behind. Under a writer that
+        commits several times a second, waiting made every search queue behind a tantivy commit
+        (benchmarks/load/README.md). A reader's own catch-up does not wait for the merges its
+        commit starts (they took seconds at 100k items) unless the index has more than
+        READER_SEGMENTS segments: the writer's follower and `jezero reindex` merge."""
         searcher, applied = self._current()
-        if applied is not None and applied.library == head.library and applied.seq >= head.seq:
+        if _covers(applied, head):
             return searcher
-        if self._index is not None:
-            with self._lock:
-                self._refresh()  # another process may have caught up already
-            searcher, applied = self._current()
-            if applied is not None and applied.library == head.library and applied.seq >= head.seq:
-                return searcher
+        if not self._lock.acquire(blocking=False):
+            return self._before(searcher, applied, head)
         try:
-            if self.catch_up(limit=READER_CATCH_UP) < 0:
-                if not self._told_behind:  # once per process, not once per search
-                    self._told_behind = True
-                    log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile",
-                                self.folder)
-                return None
-        except ValueError as e:  # another process holds the writer: it is catching up
-            log.info("tantivy index busy (%s); fts5 answers this query", e)
-            return None
+            if self._index is not None:
+                self._refresh()  # another process may have caught up already
+                searcher, applied = self._state
+                if _covers(applied, head):
+                    return searcher
+            merge = searcher is None or searcher.num_segments > READER_SEGMENTS
+            try:
+                if self._apply(False, READER_CATCH_UP, merge=merge) < 0:
+                    if not self._told_behind:  # once per process, not once per search
+                        self._told_behind = True
+                        log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile",
+                                    self.folder)
+                    return None
+            except ValueError as e:  # another process holds the writer: it is catching up
+                log.debug("tantivy index busy (%s); answering from the state before", e)
+                return self._before(searcher, applied, head)
+        finally:
+            self._lock.release()
         searcher, applied = self._current()
-        if applied is not None and applied.library == head.library and applied.seq >= head.seq:
+        return searcher if _covers(applied, head) else None
+
+    @staticmethod
+    def _before(searcher, applied: Head | None, head: Head):
+        """The searcher of an older state of this library while someone else catches up, or None
+        (FTS5 answers) when it is too far behind or of another library."""
+        if (searcher is not None and applied is not None and applied.library == head.library
+                and applied.seq <= head.seq and head.seq - applied.seq <= READER_CATCH_UP):
             return searcher
         return None
 
