@@ -25,7 +25,7 @@ from jezero.plugin import IndexRequest as Request
 log = logging.getLogger(__name__)
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
-FORMAT = 4
+FORMAT = 5
 # FTS5's column weights (bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5)) as FTS5 applies them: a
 # term's occurrences are weighted per column and summed before BM25's saturation, with one IDF
 # and one length for the whole row (BM25F). One words field holding each column this many times
@@ -72,7 +72,7 @@ def _schema() -> tantivy.Schema:
     b.add_text_field("f_project", tokenizer_name="raw", index_option="basic")
     b.add_text_field("words", tokenizer_name=_WORDS, index_option="position")
     b.add_text_field("tri", tokenizer_name="whitespace", index_option="position")
-    b.add_text_field("pairs", tokenizer_name="whitespace", index_option="basic")  # see common_pairs
+    b.add_text_field("pairs", tokenizer_name="whitespace", index_option="basic")  # see WordPairs
     b.add_text_field("kind", tokenizer_name="raw", index_option="basic")  # "state": the one state document
     b.add_text_field("state", stored=True)
     return b.build()
@@ -88,42 +88,30 @@ def _words_analyzer() -> tantivy.TextAnalyzer:
             .filter(tantivy.Filter.stemmer("english")).build())
 
 
-def _function_words() -> tantivy.TextAnalyzer:
-    # The English stop words tantivy ships (Lucene's list: the, and, that, this, of, to, ...).
-    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw())
-            .filter(tantivy.Filter.stopword("english")).build())
+class WordPairs:
+    """Word pairs, for phrases made of frequent words. A phrase is an intersection of its words'
+    posting lists with their positions checked; when every word is frequent, the lists span a
+    large share of the items although the phrase is rare: a phrase of function words ("the
+    and", "that this": 20-70 ms at 100k-300k items) or an identifier made of everyday parts
+    (`internal/client_manager.html` is the phrase internal client manag html, each in 33-42% of
+    the items: 25-38 ms). The `pairs` field holds, per item, every pair of adjacent words as the
+    words field holds them (stemmed), and a phrase is filtered by its pairs, whose lists are
+    short: tantivy's intersection walks the shortest list first.
 
-
-class CommonPairs:
-    """Common-word pairs: a phrase of function words ("the and", "that this") is two posting
-    lists that span nearly every item, and verifying positions over them cost 20-70 ms at 100k-300k
-    items. The `pairs` field holds, per item, every adjacent pair of words (as the words field
-    holds them, stemmed) of which both are function words; a phrase made only of such words is
-    then the phrase query over the words field, filtered by its pairs, whose lists are short.
-
-    "Function word" is decided on the stem alone (the stem is itself an English stop word), so
-    the item side and the query side agree: the pairs an item holds are a superset of those of
-    every phrase it matches, and the filter never drops a match."""
+    Pairs across the boundary of two values of the words field are kept too, so an item's pairs
+    are a superset of those of every phrase it matches, however tantivy places the values'
+    positions: the filter never drops a match."""
 
     def __init__(self, words: tantivy.TextAnalyzer):
         self.words = words
-        self.stop = _function_words()
-        self._known: dict[str, bool] = {}
 
-    def common(self, stem: str) -> bool:
-        known = self._known.get(stem)
-        if known is None:
-            known = self._known[stem] = not self.stop.analyze(stem)
-        return known
-
-    def of_stems(self, stems: list[str]) -> list[str]:
-        common = [self.common(s) for s in stems]
-        return [f"{a}_{b}" for a, b, ca, cb in zip(stems, stems[1:], common, common[1:]) if ca and cb]
+    @staticmethod
+    def of_stems(stems: list[str]) -> list[str]:
+        return [f"{a}_{b}" for a, b in zip(stems, stems[1:])]
 
     def of_values(self, values: list[tuple[str, int]]) -> str:
         """The pairs of an item's words-field values ((text, times added)), as one text for the
-        field. Pairs across the boundary of two values are kept too, so the superset holds however
-        tantivy places the values' positions."""
+        field."""
         pairs: set[str] = set()
         last: list[str] = []
         for text, times in values:
@@ -167,7 +155,7 @@ def stored_time(us: int) -> str:
 _ITEM_SQL = "SELECT id, source, project, occurred_at, title, summary, questions, atoms FROM items"
 
 
-def _document(row, pairs: CommonPairs) -> tantivy.Document:
+def _document(row, pairs: WordPairs) -> tantivy.Document:
     item_id, source, project, occurred_at, title, summary, questions, atoms = row
     columns = fts_row(title, summary, json.loads(questions), json.loads(atoms), project)
     doc = tantivy.Document()
@@ -205,7 +193,7 @@ class TantivyIndex:
         self.folder = folder_for(self.library)
         self.schema = _schema()
         self.words = _words_analyzer()
-        self.pairs = CommonPairs(self.words)
+        self.pairs = WordPairs(self.words)
         self.use_pairs = True  # the benchmark turns it off to measure what the pairs gain
         self._lock = threading.Lock()
         self._index: tantivy.Index | None = None
@@ -422,17 +410,15 @@ class TantivyIndex:
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, wq), (tantivy.Occur.Should, tq)])
 
     def _phrase(self, words: list[str]):
-        """A phrase of words; one made only of function words is filtered by its pairs
-        (CommonPairs), which lets tantivy walk their short lists instead of the words' long ones.
-        The filter scores 0: the score stays the phrase's."""
+        """A phrase of words, filtered by its word pairs (WordPairs), which lets tantivy walk their
+        short lists instead of the words' long ones. The filter scores 0: the score stays the
+        phrase's."""
         phrase = tantivy.Query.phrase_query(self.schema, "words", words)
-        pairs = self.pairs.of_stems(words)
-        if not self.use_pairs or len(pairs) < len(words) - 1:
+        if not self.use_pairs:
             return phrase
-        return tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, phrase)]
-            + [(tantivy.Occur.Must, tantivy.Query.const_score_query(
-                tantivy.Query.term_query(self.schema, "pairs", p), 0.0)) for p in dict.fromkeys(pairs)])
+        pairs = [tantivy.Query.const_score_query(tantivy.Query.term_query(self.schema, "pairs", p), 0.0)
+                 for p in dict.fromkeys(self.pairs.of_stems(words))]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in [phrase, *pairs]])
 
     def _filters(self, request: Request) -> list:
         out = []

@@ -1,6 +1,6 @@
-"""Phrases of function words ("the and", "that this") go through the common-word pairs field, and
-that filter never changes which items a phrase finds: the same items as the phrase alone, in
-titles, with capitals and punctuation, and not the same words in another order."""
+"""Phrases (of function words such as "the and", identifiers made of everyday parts) go through the
+word pairs field, and that filter never changes which items a phrase finds: the same items as the
+phrase alone, in titles, with capitals and punctuation, and not the same words in another order."""
 
 from __future__ import annotations
 
@@ -67,9 +67,20 @@ def test_phrases_of_function_words_find_what_the_phrase_alone_finds(tmp_path):
     engines.forget()
 
 
-def test_only_phrases_made_of_function_words_take_the_pairs(tmp_path):
-    index = TantivyIndex(tmp_path / "library.sqlite3")
-    assert index.pairs.of_stems(["the", "and", "kettl", "the", "is"]) == ["the_and", "the_is"]
+def test_identifiers_are_phrases_filtered_by_their_pairs(tmp_path):
+    library, ids = _library(tmp_path)
+    with Store(library) as store:
+        client, = store.write([ItemRecord(
+            uid="s:id:0", source="claude-local", agent="claude", session_id="id", segment_index=0,
+            occurred_at=NOW, title="Fix internal/client_manager.html", summary="the client manager", questions=[],
+            atoms=[], original="o", content_hash="id", summarizer="t", summary_schema=1, project="shop")])
+    engines.forget()
+    index = TantivyIndex(library)
+    index.catch_up()
+    assert index.pairs.of_stems(["the", "and", "kettl"]) == ["the_and", "and_kettl"]
     assert "that_this" in repr(index._phrase(["that", "this"]))
-    # One word that is not a function word: the phrase's own lists are short enough.
-    assert "Const" not in repr(index._phrase(["the", "kettl"]))
+    with open_readonly(library) as conn:
+        hits = search(conn, "client_manager.html", options=SearchConfig(engine="tantivy"), now=NOW, explain=True,
+                      lanes=("items",))
+    assert [h["id"] for h in hits][:1] == [client]
+    engines.forget()
