@@ -457,7 +457,8 @@ def main() -> None:
                                          args.tool, args.items))
             cpu = (cpu_seconds(server.pid) - cpu0) / (time.perf_counter() - t0)
         finally:
-            written = json.loads(stop(writer).strip().splitlines()[-1]) if writer else None
+            lines = stop(writer).strip().splitlines() if writer else []
+            written = json.loads(lines[-1]) if lines else None
             stop(server)
         rps = result["requests_per_second"]
         result.update({"engine": engine, "server": server_options or "default", "protocol": protocol,
