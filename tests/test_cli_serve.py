@@ -113,3 +113,60 @@ def test_serve_http_with_a_key_from_new_token(jezero, tmp_path):
         proc.terminate()
         _, err = proc.communicate(timeout=15)
     assert f"MCP at {base}/mcp" in err
+
+
+def test_serve_with_workers_takes_new_and_revoked_keys_in_every_process(jezero, tmp_path):
+    """`jezero serve --workers 2`: two processes share the port; a key added with new-token
+    --write works on every connection (whichever process takes it) within the reload time, and
+    once its client is removed from the config, no process accepts it."""
+    library = tmp_path / "library.sqlite3"
+    Store(library).close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{library}"\n\n[server]\nport = {port}\n')
+    first = json.loads(jezero("new-token", "laptop", "--write", "--json").stdout)["key"]
+    proc = subprocess.Popen([*jezero_command(), "serve", "--workers", "2", "--log-level", "warning"],
+                            env={**os.environ, "JEZERO_CONFIG": str(config)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+
+    def statuses(key: str, n: int = 12) -> set[int]:
+        # A new connection each time, so the kernel spreads them over the processes.
+        return {httpx2.get(base + "/api/v1/overview", headers={"Authorization": f"Bearer {key}",
+                                                               "Connection": "close"}).status_code
+                for _ in range(n)}
+
+    def eventually(key: str, expected: set[int]) -> None:
+        deadline = time.monotonic() + 30
+        while statuses(key) != expected:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, f"not {expected} for every process"
+            time.sleep(0.2)
+
+    try:
+        # (generous: two new processes each import the whole server, on a busy shared machine)
+        deadline = time.monotonic() + 240
+        while True:
+            try:
+                if httpx2.get(base + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.2)
+        children = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
+        assert len(children) >= 2  # the supervisor's worker processes
+        eventually(first, {200})
+        second = json.loads(jezero("new-token", "ci", "--write", "--json").stdout)["key"]
+        eventually(second, {200})
+        text = config.read_text()
+        config.write_text(text[:text.index("[[clients]]\nname = \"ci\"")])
+        eventually(second, {401})
+        assert statuses(first) == {200}
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=90)
+    assert "with 2 processes" in err

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -65,21 +66,43 @@ def pristine_library(data: Path, n: int) -> Path:
     return path
 
 
-def fresh_copy(pristine: Path, work: Path) -> Path:
-    """A copy to serve and write into, so every run starts from the same library."""
+def engine_index(pristine: Path, engine: str) -> Path | None:
+    """The derived index of a plugin engine beside the pristine library, built once; None for
+    FTS5 (inside the file)."""
+    if engine == "fts5":
+        return None
+    from jezero.store import engines
+    from jezero_index_tantivy import folder_for
+
+    folder = folder_for(pristine)
+    if not (folder / "meta.json").exists():
+        print(f"building the {engine} index of {pristine} (once) ...", file=sys.stderr)
+    engines.sync(engine, pristine)
+    engines.forget()
+    return folder
+
+
+def fresh_copy(pristine: Path, work: Path, index: Path | None = None) -> Path:
+    """A copy to serve and write into, so every run starts from the same library (and the same
+    derived index, which then knows the copy as its library: same library id, same changes)."""
     work.mkdir(parents=True, exist_ok=True)
     target = work / "library.sqlite3"
     for suffix in ("", "-wal", "-shm"):
         Path(str(target) + suffix).unlink(missing_ok=True)
     shutil.copyfile(pristine, target)
+    for old in work.glob("library.sqlite3.*"):
+        if old.is_dir():
+            shutil.rmtree(old)
+    if index is not None:
+        shutil.copytree(index, work / index.name.replace(pristine.name, target.name))
     return target
 
 
-def write_config(work: Path, library: Path) -> Path:
+def write_config(work: Path, library: Path, engine: str = "fts5") -> Path:
     from jezero.server.auth import client_toml, key_digest
 
     path = work / "config.toml"
-    path.write_text(f'[storage]\npath = "{library}"\n\n'
+    path.write_text(f'[storage]\npath = "{library}"\n\n[search]\nengine = "{engine}"\n\n'
                     + client_toml("bench-all", key_digest(KEYS["all"]), ["*"]) + "\n"
                     + client_toml("bench-local", key_digest(KEYS["local"]), ["*-local"]))
     return path
@@ -141,9 +164,9 @@ def start_server(config: Path, port: int, options: list[str]) -> subprocess.Pope
     raise SystemExit("server did not start in 60 s")
 
 
-def start_writer(library: Path, batch: int, interval: float) -> subprocess.Popen:
+def start_writer(library: Path, batch: int, interval: float, engine: str = "fts5") -> subprocess.Popen:
     return subprocess.Popen([sys.executable, str(HERE / "writer.py"), str(library), "--batch", str(batch),
-                             "--interval", str(interval)], stdout=subprocess.PIPE, text=True)
+                             "--interval", str(interval), "--engine", engine], stdout=subprocess.PIPE, text=True)
 
 
 def stop(proc: subprocess.Popen) -> str:
@@ -344,14 +367,14 @@ async def run_load(port: int, n: int, seconds: float, warmup: float, rate: float
             "error_samples": errors[:3]}
 
 
-def query_layer_alone(library: Path, qs: list[tuple[str, dict]], n: int = 200) -> dict:
+def query_layer_alone(library: Path, qs: list[tuple[str, dict]], n: int = 200, engine: str = "fts5") -> dict:
     """The same searches straight through the query layer, one at a time, in this process, with no
     time budget: what a search costs without MCP, HTTP or concurrency around it."""
     from jezero.config import SearchConfig
     from jezero.query import search
     from jezero.server.library import Library
 
-    options = SearchConfig(time_budget_ms=60_000)
+    options = SearchConfig(time_budget_ms=60_000, engine=engine)
     walls = []
     with Library(library).reader() as conn:
         for q, f in qs[:20]:
@@ -400,51 +423,59 @@ def main() -> None:
     ap.add_argument("--sdk", action="store_true", help="use the SDK's Client instead of the raw wire client")
     ap.add_argument("--tool", default="search", choices=["search", "get_item", "timeline"],
                     help="get_item or timeline: a trivial query, to see what the protocol alone costs")
+    ap.add_argument("--engine", action="append", default=None, choices=["fts5", "tantivy"],
+                    help="the search index engine ([search] engine); repeat to compare (default: fts5)")
     ap.add_argument("--no-writer", action="store_true")
     ap.add_argument("--writer-batch", type=int, default=5)
     ap.add_argument("--writer-interval", type=float, default=0.2)
+    ap.add_argument("--skip-alone", action="store_true", help="do not time the query layer alone first")
     ap.add_argument("--json", type=Path, help="append the results here (one JSON object per line)")
     args = ap.parse_args()
 
     pristine = pristine_library(args.data, args.items)
     qs = queries()
-    if args.tool == "search":
-        alone = query_layer_alone(pristine, qs)
-        print(json.dumps({"query_layer_alone": alone, "load_average_1m": round(os.getloadavg()[0], 2)}), flush=True)
     protocol = LEGACY if args.legacy else MODERN
     results = []
-    for server_options in args.server or [""]:
-        for n in args.clients:
-            work = args.data / "run"
-            library = fresh_copy(pristine, work)
-            config = write_config(work, library)
-            port = free_port()
-            server = start_server(config, port, server_options.split())
-            writer = None if args.no_writer else start_writer(library, args.writer_batch, args.writer_interval)
-            try:
-                cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
-                result = asyncio.run(run_load(port, n, args.seconds, args.warmup, args.rate, protocol, args.sdk, qs,
-                                             args.tool, args.items))
-                cpu = (cpu_seconds(server.pid) - cpu0) / (time.perf_counter() - t0)
-            finally:
-                written = json.loads(stop(writer).strip().splitlines()[-1]) if writer else None
-                stop(server)
-            rps = result["requests_per_second"]
-            result.update({"server": server_options or "default", "protocol": protocol,
-                           "client": "sdk" if args.sdk else "raw", "server_cpu_cores": round(cpu, 2),
-                           # CPU per request: unlike throughput, hardly moved by other work on the machine
-                           "server_cpu_ms_per_request": round(cpu / rps * 1e3, 2) if rps else None,
-                           "load_average_1m": round(os.getloadavg()[0], 2), "writer": written})
-            results.append(result)
-            print(json.dumps(result), flush=True)
-            if args.json:
-                with open(args.json, "a") as f:
-                    f.write(json.dumps(result) + "\n")
+    timed_alone = set()
+    for engine, server_options, n in itertools.product(args.engine or ["fts5"], args.server or [""], args.clients):
+        index = engine_index(pristine, engine)
+        if args.tool == "search" and not args.skip_alone and engine not in timed_alone:
+            timed_alone.add(engine)
+            alone = query_layer_alone(fresh_copy(pristine, args.data / "run", index), qs, engine=engine)
+            print(json.dumps({"engine": engine, "query_layer_alone": alone,
+                              "load_average_1m": round(os.getloadavg()[0], 2)}), flush=True)
+        work = args.data / "run"
+        library = fresh_copy(pristine, work, index)
+        config = write_config(work, library, engine)
+        port = free_port()
+        server = start_server(config, port, server_options.split())
+        writer = None if args.no_writer else start_writer(library, args.writer_batch, args.writer_interval,
+                                                           engine)
+        try:
+            cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
+            result = asyncio.run(run_load(port, n, args.seconds, args.warmup, args.rate, protocol, args.sdk, qs,
+                                         args.tool, args.items))
+            cpu = (cpu_seconds(server.pid) - cpu0) / (time.perf_counter() - t0)
+        finally:
+            lines = stop(writer).strip().splitlines() if writer else []
+            written = json.loads(lines[-1]) if lines else None
+            stop(server)
+        rps = result["requests_per_second"]
+        result.update({"engine": engine, "server": server_options or "default", "protocol": protocol,
+                       "client": "sdk" if args.sdk else "raw", "server_cpu_cores": round(cpu, 2),
+                       # CPU per request: unlike throughput, hardly moved by other work on the machine
+                       "server_cpu_ms_per_request": round(cpu / rps * 1e3, 2) if rps else None,
+                       "load_average_1m": round(os.getloadavg()[0], 2), "writer": written})
+        results.append(result)
+        print(json.dumps(result), flush=True)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps(result) + "\n")
     print_table(results)
 
 
 def print_table(results: list[dict]) -> None:
-    cols = ("server", "tool", "clients", "mode", "requests_per_second", "p50_ms", "p99_ms", "max_ms", "errors",
+    cols = ("engine", "server", "tool", "clients", "mode", "requests_per_second", "p50_ms", "p99_ms", "max_ms", "errors",
             "empty_results", "server_cpu_cores", "server_cpu_ms_per_request", "load_average_1m")
     print("\n" + " | ".join(cols))
     for r in results:

@@ -66,8 +66,11 @@ def main() -> None:
     import uvicorn
 
     logging.basicConfig(level=logging.WARNING)
+    from jezero.server.http import WORKER_HEALTHCHECK_S
+
     uvicorn.run("server:make_app", factory=True, app_dir=str(HERE), host="127.0.0.1", port=args.port,
-                workers=args.workers, log_level="warning", access_log=False)
+                workers=args.workers, log_level="warning", access_log=False,
+                timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
 
 
 if __name__ == "__main__":

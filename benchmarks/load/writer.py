@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 import corpus  # noqa: E402  (benchmarks/search/corpus.py: the same generator as the library)
 
-from jezero.store import Store  # noqa: E402
+from jezero.store import Store, engines  # noqa: E402
 
 
 def main() -> None:
@@ -29,6 +29,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=5, help="items per transaction")
     ap.add_argument("--interval", type=float, default=0.2, help="seconds between transactions")
     ap.add_argument("--seed", type=int, default=99)
+    ap.add_argument("--engine", default="fts5", help="keep this engine's index near the library, as `jezero run` does")
     args = ap.parse_args()
 
     stop = False
@@ -43,6 +44,9 @@ def main() -> None:
     written, commits, slowest, started = 0, 0, 0.0, time.monotonic()
     n = 0
     with Store(args.library) as store:
+        follow = engines.follower(args.engine, args.library)
+        if follow is not None:
+            store.after_write.append(follow)
         while not stop:
             items = []
             for _ in range(args.batch):

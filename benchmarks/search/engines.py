@@ -33,6 +33,8 @@ from jezero.query.common import parse_stored  # noqa: E402
 from jezero.store import engines, open_readonly  # noqa: E402
 
 ENGINES = ("fts5", "tantivy")
+# "tantivy" with its common-word pairs turned off (the same index): what the pairs gain.
+NO_PAIRS = "tantivy-no-pairs"
 
 
 def folder_mb(path: Path) -> float:
@@ -59,6 +61,7 @@ def main() -> None:
     ap.add_argument("--vocab", choices=("dev", "random"), default="dev")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep-index", action="store_true", help="catch the tantivy index up instead of rebuilding it")
+    ap.add_argument("--pairs", action="store_true", help="also time tantivy without its common-word pairs")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -67,24 +70,30 @@ def main() -> None:
     conn = open_readonly(path)
     now = parse_stored(conn.execute("SELECT max(occurred_at) FROM items").fetchone()[0]) + timedelta(days=1)
     queries = bench.query_set(conn, vocab=args.vocab)
+    variants = ENGINES + ((NO_PAIRS,) if args.pairs else ())
     options = {e: SearchConfig(time_budget_ms=60_000, engine=e) for e in ENGINES}
+    options[NO_PAIRS] = options["tantivy"]
+    tantivy_engine = engines.engine_for("tantivy", path)
 
     def run(engine, q, f):
+        tantivy_engine.use_pairs = engine != NO_PAIRS
         return search(conn, q, limit=10, options=options[engine], now=now, explain=False, **f)
 
-    for _, q, f in queries:  # warm both
-        for e in ENGINES:
+    for _, q, f in queries:  # warm every variant
+        for e in variants:
             run(e, q, f)
     results = []
     for cls, q, f in queries:
-        times = {e: [] for e in ENGINES}
+        times = {e: [] for e in variants}
         for _ in range(args.repeat):
-            for e in ENGINES:
+            for e in variants:
                 times[e].append(bench.timed(run, e, q, f)[1] * 1e3)
-        tops = {e: [h["id"] for h in run(e, q, f)] for e in ENGINES}
+        tops = {e: [h["id"] for h in run(e, q, f)] for e in variants}
         overlap = len(set(tops["fts5"]) & set(tops["tantivy"]))
+        if args.pairs:
+            assert tops[NO_PAIRS] == tops["tantivy"], f"the pairs changed the answer to {q!r}"
         results.append({"class": cls, "query": q, "filters": f,
-                        **{f"{e}_ms": statistics.median(times[e]) for e in ENGINES},
+                        **{f"{e}_ms": statistics.median(times[e]) for e in variants},
                         "hits": {e: len(tops[e]) for e in ENGINES}, "overlap": overlap,
                         "same_first": bool(tops["fts5"]) and tops["fts5"][:1] == tops["tantivy"][:1]})
     size = bench.index_size(conn)
@@ -121,6 +130,18 @@ def print_report(r: dict) -> None:
               f"| {bench.pct(t, 50):.1f} | {bench.pct(t, 95):.1f} | {bench.pct(t, 99):.1f} | {ratio:.2f} "
               f"| {overlap:.0%} | {sum(x['same_first'] for x in rs)}/{len(rs)} |")
     print()
+    if f"{NO_PAIRS}_ms" in qs[0]:
+        print("tantivy with and without its common-word pairs (same index, same answers), CPU ms:")
+        print()
+        print("| class | n | with pairs p50 | p99 | without p50 | p99 |")
+        print("|---|---|---|---|---|---|")
+        for cls in (*bench.CLASSES, "all"):
+            rs = [x for x in qs if cls == "all" or x["class"] == cls]
+            t = [x["tantivy_ms"] for x in rs]
+            u = [x[f"{NO_PAIRS}_ms"] for x in rs]
+            print(f"| {cls} | {len(rs)} | {bench.pct(t, 50):.1f} | {bench.pct(t, 99):.1f} "
+                  f"| {bench.pct(u, 50):.1f} | {bench.pct(u, 99):.1f} |")
+        print()
 
 
 if __name__ == "__main__":

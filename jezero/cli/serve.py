@@ -38,6 +38,7 @@ def serve(
     client: Annotated[Optional[str], typer.Option("--client", help="stdio only: read with the source patterns of this configured client instead of every source.")] = None,
     connections: Annotated[Connections, typer.Option("--connections", help="Read-only SQLite connections: one kept per worker thread, or one per request.")] = Connections.thread,
     readers: Annotated[Optional[int], typer.Option("--readers", min=1, help="How many requests read the library at once; the others wait their turn (default: one per CPU core).")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="http only: server processes sharing the port, each reading the same library and watching the same config (--readers is per process).")] = 1,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error (to stderr).")] = "info",
 ) -> None:
     """Serve the library read-only over MCP (and the overview endpoint over HTTP).
@@ -59,6 +60,9 @@ def serve(
         return
     if client is not None:
         fail("--client is for --transport stdio; over HTTP the key decides the client", 2)
+    if workers > 1:
+        _serve_workers(cfg, host, port, workers, connections.value, readers, log_level.lower())
+        return
     from jezero.server import http_server
 
     server = http_server(registry, host, port, log_level=log_level.lower(), connections=connections.value,
@@ -71,6 +75,18 @@ def serve(
               f"{url}/api/v1/overview, health at {url}/health ({len(cfg.clients)} client(s)); "
               f"device uploads at {url}/inbox/v1 into {cfg.inbox_path()}", markup=False)
     server.run()
+
+
+def _serve_workers(cfg, host, port, workers: int, connections: str, readers, log_level: str) -> None:
+    from jezero.server.http import serve_workers
+
+    path = config_mod.resolve_config_path(state.config_path)
+    if not path.exists():
+        fail(f"--workers needs a config file for every process to read ({path} does not exist)", 2)
+    url = f"http://{_url_host(host or cfg.server.host)}:{port or cfg.server.port}"
+    err.print(f"serving {cfg.library_path()} read-only with {workers} processes: MCP at {url}/mcp, overview at "
+              f"{url}/api/v1/overview, health at {url}/health ({len(cfg.clients)} client(s))", markup=False)
+    serve_workers(path, host, port, workers=workers, log_level=log_level, connections=connections, readers=readers)
 
 
 def _url_host(host: str) -> str:

@@ -21,6 +21,7 @@ connection per idle client.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from contextlib import asynccontextmanager
@@ -234,3 +235,52 @@ def serve_http(
 ) -> None:
     """Serve MCP, the overview and health over HTTP until interrupted."""
     http_server(source, host, port, **options).run()
+
+
+# How long a worker process may take to answer the supervisor's ping before it is replaced.
+# uvicorn's 5 s is shorter than a new process takes to import the server on a busy two-core
+# machine (load average 15): every worker was killed while starting, over and over.
+WORKER_HEALTHCHECK_S = 60.0
+
+# How `serve_workers` hands each worker process what to build (uvicorn starts them from an import
+# string, so nothing but the environment passes).
+_WORKER_ENV = "JEZERO_SERVE_WORKER"
+
+
+def serve_workers(
+    config_path: str | os.PathLike,
+    host: str | None = None,
+    port: int | None = None,
+    *,
+    workers: int,
+    log_level: str = "info",
+    **app_options: Any,
+) -> None:
+    """Serve with `workers` processes sharing one listening socket (uvicorn's supervisor), each a
+    whole server over the same library file: a request needs nothing another process holds
+    (stateless HTTP, read-only connections), and each process watches the config for its own
+    clients and devices, so a new, revoked or rotated key takes effect in all of them within
+    POLL_SECONDS. More processes scale the protocol's Python work past one core's GIL; each
+    keeps its own connections, readers and index engine."""
+    registry = ClientRegistry.from_source(config_path)
+    settings = registry.config().server
+    host = host or settings.host
+    port = port or settings.port
+    if host not in LOCAL_HOSTS:
+        log.warning("serving on %s: other machines can reach it, over plain HTTP; put a TLS reverse proxy in "
+                    "front (README, \"Safety and limits\")", host)
+    os.environ[_WORKER_ENV] = json.dumps({"config": str(config_path), "host": host, "options": app_options,
+                                          "log_level": log_level})
+    uvicorn.run("jezero.server.http:worker_app", factory=True, host=host, port=port, workers=workers,
+                log_level=log_level, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
+                timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
+
+
+def worker_app() -> Starlette:
+    """The app of one `serve_workers` process, from what the supervisor put in the environment."""
+    given = json.loads(os.environ[_WORKER_ENV])
+    # A new process: jezero's own messages (a config reloaded, a bad edit) go to stderr as in
+    # the parent (`jezero serve` configured logging there).
+    logging.basicConfig(level=given["log_level"].upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    return build_http_app(given["config"], host=given["host"], **given["options"])

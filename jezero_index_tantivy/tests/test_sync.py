@@ -15,6 +15,7 @@ from jezero.query import search
 from jezero.store import ItemRecord, Store, engines, open_readonly
 from jezero.store.engines import library_head as library_head_of
 from jezero_index_tantivy import TantivyIndex, folder_for
+from jezero_index_tantivy import index as index_module
 
 NOW = datetime.now(timezone.utc)
 
@@ -40,7 +41,11 @@ def test_a_run_brings_the_index_in_step(tmp_path):
     engines.forget()
 
 
-def test_a_reader_that_cannot_catch_up_is_answered_by_fts5(tmp_path):
+def test_a_reader_that_cannot_catch_up_answers_from_the_state_before_or_by_fts5(tmp_path, monkeypatch):
+    """While another process holds the index's writer (it is catching up), a search answers from
+    the index's older state, one the library had, without waiting; when that state is more than
+    READER_CATCH_UP changes behind, FTS5 answers, correctly; once the writer is free, the index
+    catches up and answers with everything."""
     library = tmp_path / "library.sqlite3"
     when = NOW - timedelta(days=1)
 
@@ -64,8 +69,15 @@ def test_a_reader_that_cannot_catch_up_is_answered_by_fts5(tmp_path):
         engines.forget()
         with open_readonly(library) as conn:
             hits = search(conn, "vault", options=options, explain=True)
+        assert [h["title"] for h in hits] == ["Vault unseal keys"]  # the state before the last write
+        assert {h["explain"]["candidates"] for h in hits} == {"tantivy"}
+        monkeypatch.setattr(index_module, "READER_CATCH_UP", 0)
+        engines.forget()
+        with open_readonly(library) as conn:
+            hits = search(conn, "vault", options=options, explain=True)
         assert sorted(h["title"] for h in hits) == ["Vault audit log", "Vault unseal keys"]
         assert "tantivy" not in {h["explain"]["candidates"] for h in hits}  # FTS5 answered
+        monkeypatch.undo()
     finally:
         writer.rollback()
         del writer
@@ -73,6 +85,36 @@ def test_a_reader_that_cannot_catch_up_is_answered_by_fts5(tmp_path):
     with open_readonly(library) as conn:
         hits = search(conn, "vault", options=options, explain=True)
     assert {h["explain"]["candidates"] for h in hits} == {"tantivy"} and len(hits) == 2
+    engines.forget()
+
+
+def test_a_search_does_not_wait_for_another_threads_catch_up(tmp_path):
+    """One thread applying the library's changes (holding the index's lock) does not hold up a
+    search in another: it answers from the state before; the next search after it sees all."""
+    library = tmp_path / "library.sqlite3"
+    when = NOW - timedelta(days=1)
+
+    def item(n, title):
+        return ItemRecord(uid=f"s:{n}:0", source="s", agent="a", session_id=str(n), segment_index=0,
+                          occurred_at=when, title=title, summary="notes", questions=[], atoms=[], original="o",
+                          content_hash=str(n), summarizer="t", summary_schema=1)
+
+    with Store(library) as store:
+        store.write([item(1, "Vault unseal keys")])
+    engines.forget()
+    options = SearchConfig(engine="tantivy")
+    with open_readonly(library) as conn:
+        assert len(search(conn, "vault", options=options)) == 1
+    with Store(library) as store:
+        store.write([item(2, "Vault audit log")])
+    index = engines.engine_for("tantivy", library)
+    with index._lock:  # what a catch-up under way in another thread holds
+        with open_readonly(library) as conn:
+            hits = search(conn, "vault", options=options, explain=True)
+    assert [h["title"] for h in hits] == ["Vault unseal keys"]
+    assert {h["explain"]["candidates"] for h in hits} == {"tantivy"}
+    with open_readonly(library) as conn:
+        assert len(search(conn, "vault", options=options)) == 2
     engines.forget()
 
 

@@ -25,7 +25,7 @@ from jezero.plugin import IndexRequest as Request
 log = logging.getLogger(__name__)
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
-FORMAT = 3
+FORMAT = 5
 # FTS5's column weights (bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5)) as FTS5 applies them: a
 # term's occurrences are weighted per column and summed before BM25's saturation, with one IDF
 # and one length for the whole row (BM25F). One words field holding each column this many times
@@ -69,6 +69,7 @@ def _schema() -> tantivy.Schema:
     b.add_text_field("f_project", tokenizer_name="raw", index_option="basic")
     b.add_text_field("words", tokenizer_name=_WORDS, index_option="position")
     b.add_text_field("tri", tokenizer_name="whitespace", index_option="position")
+    b.add_text_field("pairs", tokenizer_name="whitespace", index_option="basic")  # see WordPairs
     b.add_text_field("kind", tokenizer_name="raw", index_option="basic")  # "state": the one state document
     b.add_text_field("state", stored=True)
     return b.build()
@@ -82,6 +83,42 @@ def _words_analyzer() -> tantivy.TextAnalyzer:
     return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
             .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.ascii_fold())
             .filter(tantivy.Filter.stemmer("english")).build())
+
+
+class WordPairs:
+    """Word pairs, for phrases made of frequent words. A phrase is an intersection of its words'
+    posting lists with their positions checked; when every word is frequent, the lists span a
+    large share of the items although the phrase is rare: a phrase of function words ("the
+    and", "that this": 20-70 ms at 100k-300k items) or an identifier made of everyday parts
+    (`internal/client_manager.html` is the phrase internal client manag html, each in 33-42% of
+    the items: 25-38 ms). The `pairs` field holds, per item, every pair of adjacent words as the
+    words field holds them (stemmed), and a phrase is filtered by its pairs, whose lists are
+    short: tantivy's intersection walks the shortest list first.
+
+    Pairs across the boundary of two values of the words field are kept too, so an item's pairs
+    are a superset of those of every phrase it matches, however tantivy places the values'
+    positions: the filter never drops a match."""
+
+    def __init__(self, words: tantivy.TextAnalyzer):
+        self.words = words
+
+    @staticmethod
+    def of_stems(stems: list[str]) -> list[str]:
+        return [f"{a}_{b}" for a, b in zip(stems, stems[1:])]
+
+    def of_values(self, values: list[tuple[str, int]]) -> str:
+        """The pairs of an item's words-field values ((text, times added)), as one text for the
+        field."""
+        pairs: set[str] = set()
+        last: list[str] = []
+        for text, times in values:
+            stems = self.words.analyze(text)
+            if not stems:
+                continue
+            # A value added again repeats its own pairs, plus the one across its repeats.
+            pairs.update(self.of_stems(last[-1:] + stems + (stems[:1] if times > 1 else [])))
+            last = stems
+        return " ".join(pairs)
 
 
 def fold(text: str) -> str:
@@ -115,7 +152,7 @@ def stored_time(us: int) -> str:
 _ITEM_SQL = "SELECT id, source, project, occurred_at, title, summary, questions, atoms FROM items"
 
 
-def _document(row) -> tantivy.Document:
+def _document(row, pairs: WordPairs) -> tantivy.Document:
     item_id, source, project, occurred_at, title, summary, questions, atoms = row
     columns = fts_row(title, summary, json.loads(questions), json.loads(atoms), project)
     doc = tantivy.Document()
@@ -124,10 +161,13 @@ def _document(row) -> tantivy.Document:
     doc.add_text("f_source", source)
     if project:
         doc.add_text("f_project", project)
-    for col, text in zip(FTS_COLUMNS, columns):
-        if text:
-            for _ in range(REPEAT[col]):
-                doc.add_text("words", text)
+    values = [(text, REPEAT[col]) for col, text in zip(FTS_COLUMNS, columns) if text]
+    for text, times in values:
+        for _ in range(times):
+            doc.add_text("words", text)
+    common = pairs.of_values(values)
+    if common:
+        doc.add_text("pairs", common)
     grams = []
     for text in columns:
         if text:
@@ -135,6 +175,11 @@ def _document(row) -> tantivy.Document:
             grams.append(SPACE * 3)  # no phrase runs from one column into the next
     doc.add_text("tri", " ".join(grams))
     return doc
+
+
+def _covers(applied: Head | None, head: Head) -> bool:
+    """The index's state is the library's `head` or later (a reader's snapshot may be older)."""
+    return applied is not None and applied.library == head.library and applied.seq >= head.seq
 
 
 class TantivyIndex:
@@ -145,6 +190,8 @@ class TantivyIndex:
         self.folder = folder_for(self.library)
         self.schema = _schema()
         self.words = _words_analyzer()
+        self.pairs = WordPairs(self.words)
+        self.use_pairs = True  # the benchmark turns it off to measure what the pairs gain
         self._lock = threading.Lock()
         self._index: tantivy.Index | None = None
         # (searcher, the change number its commit records), replaced as one: a reader must never
@@ -189,85 +236,108 @@ class TantivyIndex:
         when more than `limit` would be needed. Raises ValueError when another process holds the
         index's writer."""
         with self._lock:
-            index = self._open(create=True)
-            self._refresh()  # another process may have moved it on since this one last looked
-            conn = open_readonly(self.library)
+            return self._apply(rebuild, limit)
+
+    def _apply(self, rebuild: bool, limit: int | None) -> int:
+        """catch_up with the lock held. It waits for the segment merges its commit starts: without
+        them every catch-up adds a segment, and each next one cost more (37 ms of CPU at 10
+        segments, 850 ms at 34, on 3,000 items; 33-35 ms throughout with the merges)."""
+        index = self._open(create=True)
+        self._refresh()  # another process may have moved it on since this one last looked
+        conn = open_readonly(self.library)
+        try:
+            conn.execute("BEGIN")  # one snapshot: the changes, the items and the head agree
+            head = library_head(conn)
+            if head is None:
+                raise ValueError(f"{self.library} has no change log: open it with `jezero init` to upgrade it")
+            applied = self._state[1]
+            full = rebuild or applied is None or applied.library != head.library or applied.seq > head.seq
+            if not full and applied.seq == head.seq:
+                return 0
+            if full:
+                count = conn.execute("SELECT count(*) FROM items").fetchone()[0]
+                changed = None
+            else:
+                changed = [r[0] for r in conn.execute(
+                    "SELECT item_id FROM item_changes WHERE seq > ? ORDER BY seq", (applied.seq,))]
+                count = len(changed)
+            if limit is not None and count > limit:
+                return -1
+            writer = index.writer(heap_size=WRITER_HEAP, num_threads=0 if full else 1)
             try:
-                conn.execute("BEGIN")  # one snapshot: the changes, the items and the head agree
-                head = library_head(conn)
-                if head is None:
-                    raise ValueError(f"{self.library} has no change log: open it with `jezero init` to upgrade it")
-                applied = self._state[1]
-                full = rebuild or applied is None or applied.library != head.library or applied.seq > head.seq
-                if not full and applied.seq == head.seq:
-                    return 0
+                written = 0
                 if full:
-                    count = conn.execute("SELECT count(*) FROM items").fetchone()[0]
-                    changed = None
+                    writer.delete_all_documents()
+                    for row in conn.execute(_ITEM_SQL):
+                        writer.add_document(_document(row, self.pairs))
+                        written += 1
                 else:
-                    changed = [r[0] for r in conn.execute(
-                        "SELECT item_id FROM item_changes WHERE seq > ? ORDER BY seq", (applied.seq,))]
-                    count = len(changed)
-                if limit is not None and count > limit:
-                    return -1
-                writer = index.writer(heap_size=WRITER_HEAP, num_threads=0 if full else 1)
-                try:
-                    written = 0
-                    if full:
-                        writer.delete_all_documents()
-                        for row in conn.execute(_ITEM_SQL):
-                            writer.add_document(_document(row))
+                    for item_id in changed:
+                        # (by query: a term of a Python int is taken as signed, and misses)
+                        writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "id", item_id))
+                        row = conn.execute(f"{_ITEM_SQL} WHERE id = ?", (item_id,)).fetchone()
+                        if row is not None:
+                            writer.add_document(_document(row, self.pairs))
                             written += 1
-                    else:
-                        for item_id in changed:
-                            # (by query: a term of a Python int is taken as signed, and misses)
-                            writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "id", item_id))
-                            row = conn.execute(f"{_ITEM_SQL} WHERE id = ?", (item_id,)).fetchone()
-                            if row is not None:
-                                writer.add_document(_document(row))
-                                written += 1
-                    writer.delete_documents_by_term("kind", "state")
-                    state = tantivy.Document()
-                    state.add_text("kind", "state")
-                    state.add_text("state", json.dumps({"library": head.library, "seq": head.seq}))
-                    writer.add_document(state)
-                    writer.commit()
-                    writer.wait_merging_threads()
-                except BaseException:
-                    writer.rollback()
-                    raise
+                writer.delete_documents_by_term("kind", "state")
+                state = tantivy.Document()
+                state.add_text("kind", "state")
+                state.add_text("state", json.dumps({"library": head.library, "seq": head.seq}))
+                writer.add_document(state)
+                writer.commit()
+                writer.wait_merging_threads()
+            except BaseException:
+                writer.rollback()
+                raise
+        finally:
+            try:
+                conn.execute("COMMIT")
             finally:
-                try:
-                    conn.execute("COMMIT")
-                finally:
-                    conn.close()
-            self._refresh()
-            return written
+                conn.close()
+        self._refresh()
+        return written
 
     def _in_step(self, head: Head):
-        """A searcher whose state is the library's `head` or later, catching up when it lags;
-        None when that cannot be had now."""
+        """A searcher for the library at `head`, catching up when the index lags; None when that
+        cannot be had now (FTS5 answers).
+
+        A search never waits for a catch-up already under way, in another thread or another
+        process (the writer's follower): it answers from the state before it, which the library
+        had, as long as that is at most READER_CATCH_UP changes behind. Under a writer that
+        commits several times a second, waiting made every search queue behind a tantivy commit
+        (benchmarks/load/README.md)."""
         searcher, applied = self._current()
-        if applied is not None and applied.library == head.library and applied.seq >= head.seq:
+        if _covers(applied, head):
             return searcher
-        if self._index is not None:
-            with self._lock:
-                self._refresh()  # another process may have caught up already
-            searcher, applied = self._current()
-            if applied is not None and applied.library == head.library and applied.seq >= head.seq:
-                return searcher
+        if not self._lock.acquire(blocking=False):
+            return self._before(searcher, applied, head)
         try:
-            if self.catch_up(limit=READER_CATCH_UP) < 0:
-                if not self._told_behind:  # once per process, not once per search
-                    self._told_behind = True
-                    log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile",
-                                self.folder)
-                return None
-        except ValueError as e:  # another process holds the writer: it is catching up
-            log.info("tantivy index busy (%s); fts5 answers this query", e)
-            return None
+            if self._index is not None:
+                self._refresh()  # another process may have caught up already
+                searcher, applied = self._state
+                if _covers(applied, head):
+                    return searcher
+            try:
+                if self._apply(False, READER_CATCH_UP) < 0:
+                    if not self._told_behind:  # once per process, not once per search
+                        self._told_behind = True
+                        log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile",
+                                    self.folder)
+                    return None
+            except ValueError as e:  # another process holds the writer: it is catching up
+                log.debug("tantivy index busy (%s); answering from the state before", e)
+                return self._before(searcher, applied, head)
+        finally:
+            self._lock.release()
         searcher, applied = self._current()
-        if applied is not None and applied.library == head.library and applied.seq >= head.seq:
+        return searcher if _covers(applied, head) else None
+
+    @staticmethod
+    def _before(searcher, applied: Head | None, head: Head):
+        """The searcher of an older state of this library while someone else catches up, or None
+        (FTS5 answers) when it is too far behind or of another library."""
+        if (searcher is not None and applied is not None and applied.library == head.library
+                and applied.seq <= head.seq and head.seq - applied.seq <= READER_CATCH_UP):
             return searcher
         return None
 
@@ -315,7 +385,7 @@ class TantivyIndex:
         wq = None
         if words and all(searcher.doc_freq("words", w) for w in words):
             wq = (tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
-                  else tantivy.Query.phrase_query(self.schema, "words", words))
+                  else self._phrase(words))
         grams = trigrams(text)
         if not grams:
             return wq
@@ -332,6 +402,17 @@ class TantivyIndex:
         if wq is None:
             return tq
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, wq), (tantivy.Occur.Should, tq)])
+
+    def _phrase(self, words: list[str]):
+        """A phrase of words, filtered by its word pairs (WordPairs), which lets tantivy walk their
+        short lists instead of the words' long ones. The filter scores 0: the score stays the
+        phrase's."""
+        phrase = tantivy.Query.phrase_query(self.schema, "words", words)
+        if not self.use_pairs:
+            return phrase
+        pairs = [tantivy.Query.const_score_query(tantivy.Query.term_query(self.schema, "pairs", p), 0.0)
+                 for p in dict.fromkeys(self.pairs.of_stems(words))]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in [phrase, *pairs]])
 
     def _filters(self, request: Request) -> list:
         out = []
