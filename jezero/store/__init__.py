@@ -221,6 +221,12 @@ class Store:
         )
         return {uid: (i, h) for uid, i, h in rows}
 
+    def session_originals(self, source: str, session_id: str) -> list[str]:
+        """The stored originals of a session's items, in segment order."""
+        rows = self.db.execute("SELECT original FROM items WHERE source=? AND session_id=? ORDER BY segment_index",
+                               (source, session_id))
+        return [r[0] for r in rows]
+
     def hash_exists(self, content_hash: str) -> tuple[int, str] | None:
         row = self.db.execute("SELECT id, uid FROM items WHERE content_hash=? LIMIT 1", (content_hash,)).fetchone()
         return (row[0], row[1]) if row else None
