@@ -251,6 +251,38 @@ def test_resummarize_rewrites_from_the_stored_original(setup):
     summarizer.model = "echo-1"
 
 
+def stored_messages(library):
+    conn = open_readonly(library)
+    try:
+        return conn.execute("SELECT m.id, m.item_id, m.seq, m.role, m.tool, m.at, m.prompt_hash, t.text FROM messages m "
+                            "JOIN message_texts t ON t.id = m.id ORDER BY m.id").fetchall()
+    finally:
+        conn.close()
+
+
+def test_resummarize_changes_what_an_item_says_and_nothing_else(setup):
+    # The stored original holds no times: rebuilding the messages from it gave every message
+    # the item's time, so recall's windows and timelines lost the order of a session.
+    make_config, sessions, summarizer, tmp = setup
+    write_session(sessions, "s", blocks(6, prefix="migrate the db"))
+    run_connectors(make_config(), now=NOW)
+    [before] = items(tmp)
+    messages = stored_messages(tmp / "lib.sqlite3")
+    assert len({m[5] for m in messages}) == 6  # one time per message, as the transcript had them
+    summarizer.model = "echo-2"
+    try:
+        resummarize(make_config(), source="local")
+    finally:
+        summarizer.model = "echo-1"
+    [after] = items(tmp)
+    assert stored_messages(tmp / "lib.sqlite3") == messages
+    assert after["summarizer_model"] == "echo-2"
+    unchanged = {k: v for k, v in before.items() if k not in ("summarizer_model", "updated_at")}
+    assert {k: after[k] for k in unchanged} == unchanged
+    with Store(tmp / "lib.sqlite3") as store:
+        assert store.db.execute("SELECT count(*) FROM summarizer_calls WHERE run_id='resummarize' AND ok=1").fetchone() == (1,)
+
+
 def test_a_summarizer_call_is_recorded_with_its_items_or_not_at_all(setup, monkeypatch):
     # A crash between the model's answer and the items' write must not leave a paid call in the
     # log with no items (issue 10): the next run pays for it again, and counts it once.
