@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from fixture_plugins import EchoSummarizer, SummarizerPlugin, TestConnectorPlugin, write_session
+from fixture_plugins import EchoSummarizer, Overlap, SummarizerPlugin, TestConnectorPlugin, write_session
 from jezero import hookimpl
 from jezero.config import Config
 from jezero.ingest.runner import RunLocked, lock_for, resummarize, retag, run_connectors
@@ -197,15 +196,14 @@ def test_dry_run_counts_and_writes_nothing(setup):
 
 def test_parallel_backfill_respects_the_in_flight_bound(setup):
     make_config, sessions, summarizer, tmp = setup
-    summarizer.max_in_flight, summarizer.latency = 8, 0.2
+    # Counted, not timed: the calls meet (Overlap: a serial pipeline never lets two in at once),
+    # and the latency keeps them in flight long enough to press on the bound.
+    summarizer.max_in_flight, summarizer.latency, summarizer.overlap = 8, 0.05, Overlap(4)
     for i in range(40):
         write_session(sessions, f"s{i:03}", blocks(2, prefix=f"task {i}"))
-    started = time.perf_counter()
     [report] = run_connectors(make_config(), now=NOW)
-    elapsed = time.perf_counter() - started
-    assert report.items_written == 40
-    assert 1 < summarizer.max_seen <= 8
-    assert elapsed < 40 * 0.2 / 2  # serial would take 8 s; the pool needs about 1 s
+    assert report.items_written == 40 and report.segments_failed == 0
+    assert 4 <= summarizer.max_seen <= 8
 
 
 def test_budget_stops_cleanly(setup):
