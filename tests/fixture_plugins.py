@@ -47,6 +47,33 @@ class TestConnectorPlugin:
         register("testdir", DirConnector, description="JSON session files, for tests")
 
 
+class Overlap:
+    """Proves that calls run at once without timing them: each caller waits inside until
+    `parties` callers are inside together, once; after that nobody waits. A pool that runs one
+    call at a time never gets there, and the bound (generous, never reached by a working pool
+    however busy the machine) only stops such a broken test from hanging."""
+
+    def __init__(self, parties: int, bound: float = 120.0):
+        self.parties, self.bound = parties, bound
+        self.inside = 0
+        self.met = False
+        self._cond = threading.Condition()
+
+    def __enter__(self):
+        with self._cond:
+            self.inside += 1
+            if self.inside >= self.parties:
+                self.met = True
+                self._cond.notify_all()
+            elif not self._cond.wait_for(lambda: self.met, timeout=self.bound):
+                raise AssertionError(f"{self.parties} calls were never in flight at once")
+        return self
+
+    def __exit__(self, *exc):
+        with self._cond:
+            self.inside -= 1
+
+
 class EchoSummarizer:
     """Deterministic, and counts its calls; `fail_on` makes a segment containing it fail;
     `latency` simulates a slow model; `cost` is charged per call."""
@@ -54,8 +81,8 @@ class EchoSummarizer:
     name = "echo"
     model = "echo-1"
 
-    def __init__(self, max_in_flight=1, fail_on=None, latency=0.0, cost=None, tokens=100):
-        self.max_in_flight = max_in_flight
+    def __init__(self, max_in_flight=1, fail_on=None, latency=0.0, cost=None, tokens=100, overlap=None):
+        self.max_in_flight, self.overlap = max_in_flight, overlap  # overlap: an Overlap every call enters
         self.fail_on, self.latency, self.cost, self.tokens = fail_on, latency, cost, tokens
         self.calls = 0
         self.in_flight = 0
@@ -68,6 +95,9 @@ class EchoSummarizer:
             self.in_flight += 1
             self.max_seen = max(self.max_seen, self.in_flight)
         try:
+            if self.overlap is not None:
+                with self.overlap:
+                    pass
             if self.latency:
                 time.sleep(self.latency)
             if self.fail_on and self.fail_on in segment.text:

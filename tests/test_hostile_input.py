@@ -94,3 +94,31 @@ async def test_hostile_values_in_every_argument_change_nothing(library):
             r = await client.call_tool("get_item", {"item_id": ident})
             assert "Traceback" not in r.content[0].text, ident
     assert library.read_bytes() == before
+
+
+WHOLE_NUMBERS = [2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30, -1, 0]
+
+
+@pytest.mark.anyio
+async def test_every_whole_number_argument_of_every_tool_takes_any_size(library):
+    """Read from the tools' own schemas, so a new tool or argument is covered: a whole number
+    past SQLite's 64 bits is a clean answer or a tool error that says which argument, never an
+    OverflowError behind the SDK's bare "Error executing tool"."""
+    before = library.read_bytes()
+    async with Client(build_mcp_server(config_for(library))) as client:
+        tried = 0
+        for tool in (await client.list_tools()).tools:
+            props = tool.input_schema.get("properties", {})
+            numbers = [name for name, spec in props.items()
+                       if spec.get("type") == "integer" or {"type": "integer"} in spec.get("anyOf", [])]
+            base = {"query": "webhook"} if "query" in props else {}
+            if "item_id" in tool.input_schema.get("required", []):
+                base["item_id"] = 1
+            for name in numbers:
+                for value in WHOLE_NUMBERS:
+                    r = await client.call_tool(tool.name, {**base, name: value})
+                    text = r.content[0].text
+                    assert "Traceback" not in text and text != f"Error executing tool {tool.name}", (tool.name, name, value)
+                    tried += 1
+        assert tried >= 6 * len(WHOLE_NUMBERS)  # search, later, timeline, recall have whole-number arguments
+    assert library.read_bytes() == before

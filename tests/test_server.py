@@ -343,10 +343,12 @@ async def test_stdio_as_a_configured_client(config_file):
 
 def test_at_most_readers_calls_read_at_once(library):
     import threading
-    import time
+
+    from fixture_plugins import Overlap
 
     reader = Library(library, readers=2)
     inside, most, lock = 0, 0, threading.Lock()
+    meet = Overlap(2)  # the first two wait for each other: two at once, however busy the machine
 
     def work():
         nonlocal inside, most
@@ -355,7 +357,8 @@ def test_at_most_readers_calls_read_at_once(library):
                 inside += 1
                 most = max(most, inside)
             conn.execute("SELECT count(*) FROM items").fetchone()
-            time.sleep(0.05)
+            with meet:
+                pass
             with lock:
                 inside -= 1
 

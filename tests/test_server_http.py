@@ -9,7 +9,6 @@ import json
 import logging
 import socket
 import threading
-import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -21,6 +20,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from device_support import wait_for
 from jezero.server import http_server, key_digest
 from jezero.server.clients import POLL_SECONDS
 from jezero.store import ItemRecord, Store
@@ -85,10 +85,7 @@ def running(tmp_path):
     server = http_server(str(run.config), "127.0.0.1", port, log_level="warning")
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
+    wait_for(lambda: server.started, bound=60.0, every=0.02)
     run.base = f"http://127.0.0.1:{port}"
     yield run
     server.should_exit = True
@@ -115,14 +112,12 @@ def raw_initialize(url: str, key: str | None) -> httpx2.Response:
     return httpx2.post(url, json=body, headers=headers, timeout=10)
 
 
-def refused_within(check, limit: float = 1.0) -> float:
-    """Seconds until check() is true, failing past `limit` (the promise: within a second)."""
-    start = time.monotonic()
-    while not check():
-        elapsed = time.monotonic() - start
-        assert elapsed < limit, f"still not in effect after {elapsed:.2f} s"
-        time.sleep(0.02)
-    return time.monotonic() - start
+def in_effect(check) -> None:
+    """Wait until check() is true. The promise (in effect within a second) is the registry's
+    clock rule, tested with a clock the test moves (test_an_edit_is_seen_at_the_first_look_after_the_poll);
+    timing it here made a busy machine fail a working server. The bound only stops a broken
+    server from hanging the test."""
+    wait_for(check, bound=60.0, every=0.02)
 
 
 # -- keys ------------------------------------------------------------------------------------
@@ -217,10 +212,31 @@ async def test_a_key_only_reads_its_sources(running):
 # -- the config changes while the server runs ----------------------------------------------------
 
 
-def test_a_revoked_key_is_refused_within_a_second_without_restart(running):
+def test_an_edit_is_seen_at_the_first_look_after_the_poll(tmp_path, monkeypatch):
+    """The "within a second" promise, on a clock the test moves: an edit is not looked for before
+    POLL_SECONDS have passed, and is in effect at the first look after; POLL_SECONDS is within
+    the second."""
+    from jezero.server import clients
+
+    assert POLL_SECONDS <= 1.0
+    now = [1000.0]
+    monkeypatch.setattr(clients.time, "monotonic", lambda: now[0])
+    run = Running(base="", config=tmp_path / "config.toml", library=tmp_path / "library.sqlite3")
+    run.write_config(client_block("laptop", ["*"]), client_block("ci", ["agent-*"]))
+    registry = clients.ClientRegistry.from_source(str(run.config))
+    ci = key_digest(KEYS["ci"])
+    assert registry.by_digest(ci) is not None
+    run.write_config(client_block("laptop", ["*"]))  # ci revoked
+    now[0] += POLL_SECONDS * 0.9
+    assert registry.by_digest(ci) is not None  # not looked for yet
+    now[0] += POLL_SECONDS * 0.2
+    assert registry.by_digest(ci) is None  # the first look after the poll sees it
+
+
+def test_a_revoked_key_is_refused_without_restart(running):
     assert raw_initialize(running.mcp, KEYS["ci"]).status_code == 200
     running.write_config(client_block("laptop", ["*"]))  # ci's lines deleted
-    refused_within(lambda: raw_initialize(running.mcp, KEYS["ci"]).status_code == 401)
+    in_effect(lambda: raw_initialize(running.mcp, KEYS["ci"]).status_code == 401)
     overview = httpx2.get(running.base + "/api/v1/overview", headers={"Authorization": f"Bearer {KEYS['ci']}"})
     assert overview.status_code == 401
     assert raw_initialize(running.mcp, KEYS["laptop"]).status_code == 200
@@ -231,41 +247,41 @@ async def test_an_open_session_loses_access_when_its_key_is_revoked(running):
     async with session(running.mcp, KEYS["ci"]) as h, Client(streamable_http_client(running.mcp, http_client=h)) as client:
         assert not (await client.call_tool("timeline", {"project": "shop"})).is_error
         running.write_config(client_block("laptop", ["*"]))
-        await anyio.sleep(POLL_SECONDS + 0.1)
         with pytest.raises(MCPError):  # how the SDK client reports the server's 401
-            await client.call_tool("timeline", {"project": "shop"})
+            for _ in range(3000):  # ~60 s at most: only a broken server gets that far
+                await client.call_tool("timeline", {"project": "shop"})
+                await anyio.sleep(0.02)
 
 
-def test_a_key_added_while_running_works_within_a_second(running):
+def test_a_key_added_while_running_works(running):
     assert raw_initialize(running.mcp, KEYS["newcomer"]).status_code == 401
     running.write_config(client_block("laptop", ["*"]), client_block("ci", ["agent-*"]),
                          client_block("newcomer", ["codex-*"]))
-    refused_within(lambda: raw_initialize(running.mcp, KEYS["newcomer"]).status_code == 200)
+    in_effect(lambda: raw_initialize(running.mcp, KEYS["newcomer"]).status_code == 200)
     overview = httpx2.get(running.base + "/api/v1/overview", headers={"Authorization": f"Bearer {KEYS['newcomer']}"})
     assert overview.status_code == 200 and "codex-local" in overview.text and "agent-ci" not in overview.text
 
 
-def test_a_rotated_key_takes_over_within_a_second(running):
+def test_a_rotated_key_takes_over(running):
     old, new = KEYS["ci"], "jz_ci-rotated-key"
     rotated = client_block("ci", ["agent-*"]).replace(key_digest(old), key_digest(new))
     running.write_config(client_block("laptop", ["*"]), rotated)
-    refused_within(lambda: raw_initialize(running.mcp, new).status_code == 200)
+    in_effect(lambda: raw_initialize(running.mcp, new).status_code == 200)
     assert raw_initialize(running.mcp, old).status_code == 401
 
 
 def test_a_bad_edit_keeps_the_last_good_clients(running, caplog):
     caplog.set_level(logging.WARNING, logger="jezero.server")
     running.config.write_text(running.config.read_text() + "\n[[clients]\nname = broken\n")
-    time.sleep(POLL_SECONDS + 0.1)
+    in_effect(lambda: any("keeping the last good clients" in r.getMessage() for r in caplog.records))
     assert raw_initialize(running.mcp, KEYS["ci"]).status_code == 200
-    assert any("keeping the last good clients" in r.getMessage() for r in caplog.records)
     # A valid edit afterwards is picked up as usual.
     running.write_config(client_block("laptop", ["*"]))
-    refused_within(lambda: raw_initialize(running.mcp, KEYS["ci"]).status_code == 401)
+    in_effect(lambda: raw_initialize(running.mcp, KEYS["ci"]).status_code == 401)
 
 
 def test_an_edit_is_logged_without_waiting_for_a_request(running, caplog):
     caplog.set_level(logging.INFO, logger="jezero.server")
     running.write_config(client_block("laptop", ["*"]), client_block("ci", ["agent-*"]),
                          client_block("newcomer", ["*"]))
-    refused_within(lambda: any("added newcomer" in r.getMessage() for r in caplog.records))
+    in_effect(lambda: any("added newcomer" in r.getMessage() for r in caplog.records))

@@ -18,6 +18,10 @@ from jezero.models import TITLE_MAX_CHARS
 # the first error) and its tail (the outcome). The cap keeps one block from filling a segment.
 TOOL_TEXT_LIMIT = 4000
 
+# Windows editors and some export tools start a UTF-8 file with a byte order mark, which JSON
+# refuses: left in, it costs a JSONL file its first line (Codex's session_meta, Gemini's header).
+_BOM = "\ufeff"
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 
@@ -75,13 +79,19 @@ class JsonlStream:
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw.decode("utf-8", errors="replace"))
+                obj = json.loads(json_text(raw))
             except ValueError:
                 obj = None
             if not isinstance(obj, dict):
                 self.bad_lines.append(number)
                 obj = None
             yield number, obj
+
+
+def json_text(data: bytes) -> str:
+    """The text of a JSON file or line as a reader should parse it: UTF-8, a byte that is not
+    replaced (never fatal), a leading byte order mark dropped."""
+    return data.decode("utf-8", errors="replace").removeprefix(_BOM)
 
 
 def file_signature(path: str | os.PathLike) -> list[int]:

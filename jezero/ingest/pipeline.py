@@ -26,6 +26,7 @@ from typing import Callable
 from jezero import plugins
 from jezero.config import Config, ConnectorConfig
 from jezero.ingest.segments import SegmentIdCollision, segment_session
+from jezero.ingest.shrunk import read_back_shorter
 from jezero.models import (
     SUMMARY_SCHEMA_VERSION,
     ConnectorContext,
@@ -208,6 +209,11 @@ class Pipeline:
             self.report.sessions_held += 1
             return None
         existing = self.store.session_items(source, session.id)
+        shorter = read_back_shorter(session.id, existing, lambda: self.store.session_originals(source, session.id),
+                                    segments)
+        if shorter:  # jezero.ingest.shrunk: keep what is stored, move the cursor
+            self._warn(shorter)
+            return None if self.dry_run else _Pending(session, [], [], {}, {}, False)
         current = {s.uid for s in segments}
         job = _Pending(session, [], [u for u in existing if u not in current], {}, {}, False)
         for seg in segments:

@@ -20,7 +20,6 @@ from jezero.ingest.pipeline import (
     Pipeline,
     RunReport,
     build_summarizer,
-    segment_item,
     summary_fields,
 )
 from jezero.ingest.segments import parse_rendered
@@ -226,11 +225,11 @@ def resummarize(
                                       output_tokens=0, cost_usd=None, ok=False, error=f"{type(e).__name__}: {e}")
                     continue
                 budget.add(usage)
-                store.record_call(run_id="resummarize", source=row["source"], uid=row["uid"],
-                                  summarizer=summarizer.name, model=summarizer.model,
-                                  input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                                  cost_usd=usage.cost_usd, ok=True)
-                store.write([segment_item(seg, summary_fields(summary, summarizer), project=row["project"])])
+                # Only what the item says changes: its messages keep the times the run read.
+                store.set_summary(row["id"], summary_fields(summary, summarizer), call=dict(
+                    run_id="resummarize", source=row["source"], uid=row["uid"], summarizer=summarizer.name,
+                    model=summarizer.model, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                    cost_usd=usage.cost_usd, ok=True))
                 report.summarized += 1
                 if progress:
                     progress(f"{row['id']}: {summary.title}")

@@ -353,7 +353,7 @@ def _min_messages(value) -> int:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise QueryError(f"min_messages must be a whole number, got {value!r}")
-    return value
+    return min(value, 2**63 - 1)  # more than any session holds, and SQLite binds nothing larger
 
 
 def _projects(projects) -> list[str] | None:

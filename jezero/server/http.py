@@ -84,6 +84,46 @@ class _NoEventStream:
         await self.app(scope, receive, send)
 
 
+class _WholeBody:
+    """Read a POST /mcp body whole before the SDK sees the request. A client that goes away
+    half-way through its body is dropped here, quietly: the SDK logged each one as an error with
+    a full traceback and answered it a 500, so a client opening and abandoning connections made
+    the server spend its time on tracebacks while real requests waited (benchmarks/faults). A
+    body past MAX_REQUEST_BYTES gets 413 before it is read further."""
+
+    def __init__(self, app: ASGIApp, path: str = "/mcp"):
+        self.app, self.path = app, path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
+            await self.app(scope, receive, send)
+            return
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # nobody is left to answer
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_REQUEST_BYTES:
+                await Response("request body too large", status_code=413)(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        delivered = False
+
+        async def replay() -> dict:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: only a disconnect can come
+
+        await self.app(scope, replay, send)
+
+
 def _unauthorized() -> Response:
     # The same answer and header as the SDK gives on /mcp, so a client handles both alike.
     return JSONResponse(
@@ -152,6 +192,7 @@ def build_http_app(
     app = server.streamable_http_app(stateless_http=stateless, json_response=json_response, host=host,
                                      transport_security=security, max_request_body_size=MAX_REQUEST_BYTES)
     app.add_middleware(_NoEventStream)
+    app.add_middleware(_WholeBody)
     _watch_config(app, registry)
     return app
 

@@ -12,9 +12,10 @@ benchmarks/load/ compares them under load. Either way the file is opened read-on
 can write, whatever the code above it does.
 
 At most `readers` calls read at once (default: one per CPU core); the others wait their turn
-before they start. A search is CPU-bound work inside SQLite, and its time budget is wall-clock
-time: forty searches sharing two cores each ran past the budget and came back empty, while the
-same searches one per core finish in full. Waiting in line is the honest way to be busy.
+before they start. A search is CPU-bound work inside SQLite: forty searches sharing two cores
+all finish late, where one per core finish in turn. (Its budget counts SQLite's work, not the
+clock, so either way the answers are the same: jezero.query.common.Budget.) Waiting in line is
+the honest way to be busy.
 """
 
 from __future__ import annotations

@@ -221,6 +221,12 @@ class Store:
         )
         return {uid: (i, h) for uid, i, h in rows}
 
+    def session_originals(self, source: str, session_id: str) -> list[str]:
+        """The stored originals of a session's items, in segment order."""
+        rows = self.db.execute("SELECT original FROM items WHERE source=? AND session_id=? ORDER BY segment_index",
+                               (source, session_id))
+        return [r[0] for r in rows]
+
     def hash_exists(self, content_hash: str) -> tuple[int, str] | None:
         row = self.db.execute("SELECT id, uid FROM items WHERE content_hash=? LIMIT 1", (content_hash,)).fetchone()
         return (row[0], row[1]) if row else None
@@ -317,6 +323,33 @@ class Store:
             self.db.execute(
                 "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
                 (item_id, *fts_row(row[0], row[1], json.loads(row[2]), json.loads(row[3]), project)),
+            )
+        self._written()
+
+    SUMMARY_FIELDS = ("title", "summary", "questions", "atoms", "summarizer", "summarizer_model", "summary_schema",
+                      "language", "project_guess")
+
+    def set_summary(self, item_id: int, fields: dict[str, Any], *, call: dict[str, Any] | None = None) -> None:
+        """Give one item a new summary (`SUMMARY_FIELDS`, as `summary_fields` makes them) and its
+        index row, with the summarizer call that made it (`record_call`'s keywords) in the same
+        transaction. Nothing else is touched: where the item comes from, its original and its
+        messages (their times are not in the original) stay as the run wrote them."""
+        values = {k: fields[k] for k in self.SUMMARY_FIELDS}
+        values["questions"] = json.dumps(values["questions"], ensure_ascii=False)
+        values["atoms"] = json.dumps(values["atoms"], ensure_ascii=False)
+        with self.db:
+            row = self.db.execute("SELECT project FROM items WHERE id=?", (item_id,)).fetchone()
+            if not row:
+                raise StoreError(f"no item {item_id}")
+            if call is not None:
+                self.record_call(**call)
+            sets = ", ".join(f"{k}=:{k}" for k in values)
+            self.db.execute(f"UPDATE items SET {sets}, updated_at=:now WHERE id=:id",
+                            {**values, "now": now_text(), "id": item_id})
+            self.db.execute("DELETE FROM items_fts WHERE rowid=?", (item_id,))
+            self.db.execute(
+                "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
+                (item_id, *fts_row(fields["title"], fields["summary"], fields["questions"], fields["atoms"], row[0])),
             )
         self._written()
 

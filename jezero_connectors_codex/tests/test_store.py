@@ -79,6 +79,30 @@ def test_unreadable_compressed_file_warns_and_the_rest_is_read(home, rec):
     assert len(home.warnings) == 1 and str(bad) in home.warnings[0]
 
 
+@pytest.mark.parametrize("kept", [0.5, 0.9])
+def test_a_cut_compressed_file_warns_instead_of_reading_as_a_shorter_session(home, rec, kept):
+    # zstandard's stream reader returns what it could decode and stops without a word: a
+    # damaged rollout read as a shorter or an empty session.
+    turns = rollout(rec, A, "long work") + [x for i in range(300) for x in rec.answer(
+        "2026-02-01T10:00:03Z", f"step {i}: " + " ".join(f"w{i * 7 + j}" for j in range(60)))]
+    path = compress(home.write(f"archived_sessions/{rec.rollout_name(A)}", turns))
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * kept)])
+    home.write(f"sessions/2026/02/01/{rec.rollout_name(B)}", rollout(rec, B, "fine"))
+    assert prompts(home.read()) == {B: "fine"}
+    assert len(home.warnings) == 1 and str(path) in home.warnings[0] and "cut short" in home.warnings[0]
+
+
+def test_several_zstd_frames_read_as_one_file(home, rec):
+    path = home.write(f"sessions/2026/02/01/{rec.rollout_name(A)}", rollout(rec, A, "framed"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    frames = b"".join(zstandard.ZstdCompressor(level=3).compress(line) for line in lines)
+    path.with_name(path.name + ".zst").write_bytes(frames)
+    path.unlink()
+    [s] = home.read()
+    assert [b.text for b in s.blocks] == ["framed", "answer to framed"] and home.warnings == []
+
+
 def test_missing_home_is_reported(tmp_path):
     warnings = []
     connector = build({"path": str(tmp_path / "nope")}, ConnectorContext("t", warnings.append))

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, read_options
+from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, json_text, read_options
 
 from jezero_connectors_claude.actions import annotate
 from jezero_connectors_claude.reader import Thread, TranscriptRead, read_transcript
@@ -187,7 +187,7 @@ def _session_id(thread: Thread, stem: str) -> str:
 def _meta_title(path: Path) -> str | None:
     """2.1.x writes `agent-<id>.meta.json` = {"agentType", "description", ...} beside the file."""
     try:
-        meta = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        meta = json.loads(json_text(path.read_bytes()))
     except (OSError, ValueError):
         return None
     if not isinstance(meta, dict):

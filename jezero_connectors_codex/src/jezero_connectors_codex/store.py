@@ -97,8 +97,45 @@ def open_bytes(ref: RolloutFile) -> Iterator[BinaryIO]:
         if not ref.compressed:
             yield f
             return
-        with zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as reader:
-            yield io.BufferedReader(reader, buffer_size=1 << 20)
+        yield io.BufferedReader(_Frames(f), buffer_size=1 << 20)
+
+
+class _Frames(io.RawIOBase):
+    """A .zst file decompressed as it is read, frame after frame, that raises ZstdError at its
+    end when the last frame is cut short. zstandard's stream reader returns whatever it could
+    decode and stops without a word, so a damaged rollout read as a shorter (or empty) session.
+    Codex writes a compressed rollout whole and verified, so a cut frame is damage, not a write
+    in progress."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, raw: BinaryIO):
+        self.raw = raw
+        self.frame = zstandard.ZstdDecompressor().decompressobj()
+        self.started = False  # this frame got input
+        self.out, self.at = b"", 0  # decompressed bytes not read yet: out[at:]
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self.at == len(self.out):
+            self.out, self.at = b"", 0
+            data = self.raw.read(self.CHUNK)
+            if not data:
+                if self.started and not self.frame.eof:
+                    raise zstandard.ZstdError(f"{getattr(self.raw, 'name', 'rollout')}: compressed data cut short")
+                return 0
+            while data:
+                if self.frame.eof:  # the next frame (read_across_frames, as zstd writes them)
+                    self.frame = zstandard.ZstdDecompressor().decompressobj()
+                self.started = True
+                self.out += self.frame.decompress(data)
+                data = self.frame.unused_data if self.frame.eof else b""
+        n = min(len(buffer), len(self.out) - self.at)
+        buffer[:n] = self.out[self.at:self.at + n]
+        self.at += n
+        return n
 
 
 def complete_lines_digest(ref: RolloutFile) -> tuple[int, int, str]:

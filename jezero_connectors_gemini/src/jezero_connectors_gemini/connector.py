@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from jezero.plugin import ConnectorContext, FolderPath, Options, Session, file_signature, read_jsonl, read_options
+from jezero.plugin import ConnectorContext, FolderPath, Options, Session, file_signature, json_text, read_jsonl, read_options
 
 from . import reader, store
 
@@ -70,7 +70,7 @@ class GeminiConnector:
         if chat.document:
             consumed = len(data)
             try:
-                doc = json.loads(data.decode("utf-8", errors="replace"))
+                doc = json.loads(json_text(data))
             except ValueError:
                 self.context.warn(f"gemini: {chat.path}: not valid JSON (still being written?), skipped")
                 return None

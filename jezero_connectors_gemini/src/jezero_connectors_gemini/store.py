@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from jezero.plugin import json_text
+
 SUFFIXES = (".jsonl", ".json")
 
 
@@ -87,7 +89,7 @@ def project_roots(root: Path, project: Path, registry: dict[str, str]) -> list[s
 def registry(root: Path) -> dict[str, str]:
     """`projects.json`: {project path: slug}; empty when absent or unreadable."""
     try:
-        data = json.loads((root / "projects.json").read_text(encoding="utf-8", errors="replace"))
+        data = json.loads(json_text((root / "projects.json").read_bytes()))
     except (OSError, ValueError):
         return {}
     projects = data.get("projects") if isinstance(data, dict) else None

@@ -12,6 +12,8 @@ import hashlib
 from pathlib import Path
 from typing import Callable
 
+from jezero.plugin import json_text
+
 from .reader import Message, Raw, loads
 
 
@@ -90,4 +92,4 @@ class JsonStore:
         except OSError as e:
             warnings.append(f"{path}: cannot read: {e.strerror or e}")
             return None
-        return loads(data.decode("utf-8", errors="replace"), str(path), warnings)
+        return loads(json_text(data), str(path), warnings)
