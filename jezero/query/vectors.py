@@ -87,10 +87,10 @@ class VectorLane:
                  limit: int = LANE_SESSIONS) -> VectorHits:
         """The sessions nearest the query, best first (at most `limit`)."""
         out = VectorHits()
-        out.weight = self.config.weight
         out.off = self.off_reason(conn)
         if out.off is not None:
             return out
+        out.weight = self.config.weight
         vector = stored.unit_rows(self.embedder(), [query], query=True)[0]
         if not vector.any():
             return out  # nothing in the query to embed
@@ -110,7 +110,7 @@ class VectorLane:
         best: dict[tuple[str, str], tuple[float, int, int | None]] = {}
         for distance, item_id, window_id in sorted(near, key=lambda n: (n[0], -n[1])):
             row = items.get(item_id)
-            if row is None or not _passes(row, project, since):
+            if row is None or not _passes(row, sources, source, project, since):
                 continue  # deleted, or its vectors' filter columns are older than the item
             key = (row[0], row[1])
             if key not in best:
@@ -147,8 +147,10 @@ def _items(conn: apsw.Connection, ids: set[int]) -> dict[int, tuple]:
     return {r[0]: r[1:] for r in rows}
 
 
-def _passes(row: tuple, project, since) -> bool:
-    return (project is None or row[2] == project) and (since is None or row[3] >= since)
+def _passes(row: tuple, sources, source, project, since) -> bool:
+    """The filters again, on the item itself (the scan applied them to the vectors' copies)."""
+    return ((sources is None or row[0] in sources) and (source is None or row[0] == source)
+            and (project is None or row[2] == project) and (since is None or row[3] >= since))
 
 
 def describe(conn: apsw.Connection | None, config: SemanticConfig) -> dict:

@@ -138,6 +138,19 @@ class _Tools:
     def options(self):
         return self.registry.config().search
 
+    def semantic(self):
+        """The vector lane when the config turns it on (made again when its section changes),
+        else None: nothing of it is imported."""
+        config = self.registry.config().semantic
+        if not config.enabled:
+            return None
+        lane = getattr(self, "_lane", None)
+        if lane is None or lane.config != config:
+            from jezero.query.vectors import VectorLane
+
+            lane = self._lane = VectorLane(config)
+        return lane
+
     def run(self, fn, *args, **kwargs):
         return self.run_timed(fn, *args, **kwargs)[0]
 
@@ -230,8 +243,10 @@ def build_mcp_server(
     ) -> CallToolResult:
         options = tools.options()
         hits = tools.run(q.search, query, allowed=tools.allowed(), source=source, project=project,
-                         since=since, limit=limit, options=options, explain=explain)
+                         since=since, limit=limit, options=options, explain=explain, semantic=tools.semantic())
         answer: dict[str, Any] = {"items": [shape.hit(h) for h in hits]}
+        if getattr(hits, "notes", ()):
+            answer["lanes_note"] = " ".join(hits.notes)  # e.g. the semantic lane is off, and why
         if getattr(hits, "cut", False):
             # The work budget ran out: these are the best of what was looked at, or nothing; that
             # is not "no match", and the advice to try other words would be wrong.
