@@ -35,6 +35,9 @@ from jezero.store import vectors as stored  # noqa: E402
 from jz_support import jezero_command  # noqa: E402
 
 NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
+# The first-party embedder's prepared tables live in the real user's cache (`jezero embed
+# --prepare` made them); read here, at import, before every test gets an isolated home.
+REAL_CACHE = __import__("platformdirs").user_cache_path("jezero") / "embedders"
 
 
 def config(tmp_path: Path, *, enabled=True, sources=("local",), **semantic) -> Config:
@@ -448,11 +451,12 @@ def test_the_real_embedder_finds_a_paraphrase(tmp_path, plugins_in):
     kind = plugins.embedder_types().get("minilm-static")
     if kind is None:
         pytest.skip("jezero-embedders (embedder minilm-static) is not installed")
+    options = {"cache_dir": str(REAL_CACHE)} if REAL_CACHE.is_dir() else {}
     try:
-        kind.build({})
+        kind.build(options)
     except EmbedderNotReady as e:
         pytest.skip(f"minilm-static is installed but not prepared: {e}")
-    cfg = config(tmp_path, embedder="minilm-static")
+    cfg = config(tmp_path, embedder="minilm-static", options=options)
     session(tmp_path, "local", "a", "the app crashes when I rotate the phone to landscape",
             "the activity was recreated on configuration change; kept the state in a ViewModel")
     session(tmp_path, "local", "b", "postgres vacuum is slow on the orders table", "tuned autovacuum")

@@ -124,17 +124,17 @@ def _filters(sources, source, project, since) -> tuple[str, list]:
     """The vec0 metadata constraints: evaluated inside the nearest-neighbour scan."""
     where, args = [], []
     if sources is not None:
-        where.append(f"source IN ({','.join('?' * len(sources))})")
-        args += sources
+        where.append(f"source_key IN ({','.join('?' * len(sources))})")
+        args += [stored.name_key(s) for s in sources]
     if source is not None:
-        where.append("source = ?")
-        args.append(source)
+        where.append("source_key = ?")
+        args.append(stored.name_key(source))
     if project is not None:
-        where.append("project = ?")
-        args.append(project)
+        where.append("project_key = ?")
+        args.append(stored.name_key(project))
     if since is not None:
-        where.append("occurred_at >= ?")
-        args.append(since)
+        where.append("at >= ?")
+        args.append(stored.seconds(since))  # rounded down: _passes compares the exact times
     return "".join(" AND " + w for w in where), args
 
 

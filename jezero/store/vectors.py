@@ -14,14 +14,18 @@ migration _v8 stay as they are.
   written, retagged or deleted while the lane was off is "behind": `jezero embed` finds it by
   that number, so it never embeds an item twice and resumes where a killed run stopped.
 - Filters (sources, project, since) are vec0 metadata columns: the nearest-neighbour scan skips
-  the rows that fail them, so the cut to k happens among the rows the caller may read
-  (benchmarks/semantic/README.md measured it against filtering afterwards).
+  the rows that fail them, so the cut to k happens among the rows the caller may read. They are
+  integers (a source's and a project's name_key, the item's time in seconds): vec0 keeps a text
+  longer than 12 bytes outside the row and reads it back for every comparison, which made a
+  `since` filter cost three times the scan (benchmarks/semantic/README.md). A name_key shared by
+  two names could only let a row through the scan: the query checks every hit against the item.
 - Distances are L2 between unit vectors: the same order as cosine, at less cost per row;
   similarity = 1 - distance^2 / 2.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import weakref
 from dataclasses import dataclass
@@ -31,6 +35,7 @@ import numpy as np
 import sqlite_vec
 
 from jezero.store.messages import MessageRecord, from_original, kept
+from jezero.store import parse_stored_time
 
 ITEM_VECTORS = "item_vectors"
 WINDOW_VECTORS = "window_vectors"
@@ -109,10 +114,10 @@ def adopt(db: apsw.Connection, model: Model) -> None:
         db.execute("DELETE FROM item_vector_state")
         db.execute("DELETE FROM message_windows")
         dims = int(model.dimension)
-        db.execute(f"CREATE VIRTUAL TABLE {ITEM_VECTORS} USING vec0(item_id INTEGER PRIMARY KEY, "
-                   f"embedding float[{dims}], source TEXT, project TEXT, occurred_at TEXT)")
-        db.execute(f"CREATE VIRTUAL TABLE {WINDOW_VECTORS} USING vec0(window_id INTEGER PRIMARY KEY, "
-                   f"embedding float[{dims}], source TEXT, project TEXT, occurred_at TEXT, +item_id INTEGER)")
+        columns = f"embedding float[{dims}], source_key INTEGER, project_key INTEGER, at INTEGER"
+        db.execute(f"CREATE VIRTUAL TABLE {ITEM_VECTORS} USING vec0(item_id INTEGER PRIMARY KEY, {columns})")
+        db.execute(f"CREATE VIRTUAL TABLE {WINDOW_VECTORS} USING vec0(window_id INTEGER PRIMARY KEY, {columns}, "
+                   "+item_id INTEGER)")
         for key, value in ((META_EMBEDDER, model.embedder), (META_MODEL, model.model_id),
                            (META_DIMENSION, str(dims))):
             db.execute("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -131,6 +136,18 @@ def build_embedder(semantic):
         raise LookupError(f"embedder {semantic.embedder!r} is not installed (installed: {known}); "
                           "pip install jezero-embedders")
     return kind.build(dict(semantic.options))
+
+
+def name_key(name: str | None) -> int:
+    """A source's or project's name as a vec0 filter value: 63 bits of its BLAKE2b; 0 for none."""
+    if not name:
+        return 0
+    return int.from_bytes(hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest(), "big") >> 1 or 1
+
+
+def seconds(stored_time: str) -> int:
+    """A stored time (items.occurred_at) as whole seconds since the epoch, rounded down."""
+    return int(parse_stored_time(stored_time).timestamp())
 
 
 # -- what is embedded ----------------------------------------------------------------------------
@@ -258,14 +275,14 @@ class VectorWriter:
         remove(db, item_id)
         source, project, occurred_at = db.execute(
             "SELECT source, project, occurred_at FROM items WHERE id = ?", (item_id,)).fetchone()
-        meta = (source, project or "", occurred_at)
-        db.execute(f"INSERT INTO {ITEM_VECTORS}(item_id, embedding, source, project, occurred_at) "
+        meta = (name_key(source), name_key(project), seconds(occurred_at))
+        db.execute(f"INSERT INTO {ITEM_VECTORS}(item_id, embedding, source_key, project_key, at) "
                    "VALUES(?, ?, ?, ?, ?)", (item_id, prepared.item.tobytes(), *meta))
         for first, last, vector in prepared.windows:
             db.execute("INSERT INTO message_windows(item_id, first_seq, last_seq) VALUES(?, ?, ?)",
                        (item_id, first, last))
             window_id = db.last_insert_rowid()
-            db.execute(f"INSERT INTO {WINDOW_VECTORS}(window_id, embedding, source, project, occurred_at, item_id) "
+            db.execute(f"INSERT INTO {WINDOW_VECTORS}(window_id, embedding, source_key, project_key, at, item_id) "
                        "VALUES(?, ?, ?, ?, ?, ?)", (window_id, vector.tobytes(), *meta, item_id))
         mark(db, item_id)
 
@@ -280,9 +297,10 @@ class VectorWriter:
         """The item's project changed: its vectors' filter column follows, nothing is embedded.
         `fresh`: whether its vectors reflected the item before this change (is_fresh); if not,
         it stays behind."""
-        db.execute(f"UPDATE {ITEM_VECTORS} SET project = ? WHERE item_id = ?", (project or "", item_id))
+        key = name_key(project)
+        db.execute(f"UPDATE {ITEM_VECTORS} SET project_key = ? WHERE item_id = ?", (key, item_id))
         for (window_id,) in db.execute("SELECT id FROM message_windows WHERE item_id = ?", (item_id,)).fetchall():
-            db.execute(f"UPDATE {WINDOW_VECTORS} SET project = ? WHERE window_id = ?", (project or "", window_id))
+            db.execute(f"UPDATE {WINDOW_VECTORS} SET project_key = ? WHERE window_id = ?", (key, window_id))
         if fresh:
             mark(db, item_id)
 
