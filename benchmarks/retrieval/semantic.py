@@ -46,14 +46,14 @@ SYSTEMS = ("keyword", "vector", "hybrid")
 REAL = "minilm-static"
 
 
-def choose_embedder(name: str | None) -> str:
+def choose_embedder(name: str | None, options: dict) -> str:
     """The real embedder when it is installed and ready (or the one asked for); else the test
     kit's hashing embedder, registered here. Says which on stderr."""
     types = plugins.embedder_types()
     wanted = name or REAL
     if wanted in types:
         try:
-            types[wanted].build({})
+            types[wanted].build(options)
             return wanted
         except EmbedderNotReady as e:
             if name:
@@ -120,12 +120,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", help=f"embedder name (default: {REAL} when installed, else hashing)")
     parser.add_argument("--weights", help="comma-separated lane weights to tune on half the queries")
+    parser.add_argument("--options", type=json.loads, default={}, help='the embedder\'s options as JSON, e.g. \'{"cache_dir": "/x"}\'')
     parser.add_argument("--k", type=int, default=SemanticConfig().k)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--misses", action="store_true", help="list the queries hybrid misses at 5")
     args = parser.parse_args()
 
-    name = choose_embedder(args.embedder)
+    name = choose_embedder(args.embedder, args.options)
+    options = args.options if name != "hashing" else {}
     weights = [float(w) for w in args.weights.split(",")] if args.weights else [SemanticConfig().weight]
     specs = all_specs()
     chats, chat_queries = chat_specs()
@@ -134,7 +136,7 @@ def main() -> int:
         folder = Path(tmp)
         lib = build_library(specs, folder / "coding", "offline")
         chat_lib = build_library(chats, folder / "chats", "offline")
-        base = SemanticConfig(enabled=True, embedder=name, k=args.k)
+        base = SemanticConfig(enabled=True, embedder=name, options=options, k=args.k)
         out["embedding"] = {"coding": embed(folder / "coding" / "library.sqlite3", base),
                             "chats": embed(folder / "chats" / "library.sqlite3", base)}
         print(f"embedder: {name} ({out['embedding']['coding']['model_id']}, "

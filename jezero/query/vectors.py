@@ -7,7 +7,8 @@ read from both vector tables (jezero/store/vectors.py): the items' vectors (titl
 questions, atoms) and the message windows' (stretches of the transcript), `k` from each, with
 the filters (the caller's sources, source, project, since) inside the scan, so the cut to `k`
 is made among what the caller may read: a source outside the key never takes a place, however
-near its vectors are. A session ranks by its best vector, item or window. What the vectors say
+near its vectors are. Each source is a partition of the tables: a key limited to some sources
+scans theirs one by one and keeps the k nearest of all. A session ranks by its best vector, item or window. What the vectors say
 of an item is checked against the item itself afterwards (a project retagged while the lane was
 off), and an item deleted since is left out.
 
@@ -94,18 +95,20 @@ class VectorLane:
         vector = stored.unit_rows(self.embedder(), [query], query=True)[0]
         if not vector.any():
             return out  # nothing in the query to embed
-        where, args = _filters(sources, source, project, since)
         blob = vector.tobytes()
         k = self.config.k
         near: list[tuple[float, int, int | None]] = []  # (distance, item id, window id)
-        for item_id, distance in conn.execute(
+        for part in _partitions(sources, source):
+            where, args = _filters(part, project, since)
+            items = [(d, i, None) for i, d in conn.execute(
                 f"SELECT item_id, distance FROM {stored.ITEM_VECTORS} WHERE embedding MATCH ? AND k = ?{where}",
-                [blob, k, *args]):
-            near.append((distance, item_id, None))
-        for window_id, distance, item_id in conn.execute(
+                [blob, k, *args])]
+            windows = [(d, i, w) for w, d, i in conn.execute(
                 f"SELECT window_id, distance, item_id FROM {stored.WINDOW_VECTORS} "
-                f"WHERE embedding MATCH ? AND k = ?{where}", [blob, k, *args]):
-            near.append((distance, item_id, window_id))
+                f"WHERE embedding MATCH ? AND k = ?{where}", [blob, k, *args])]
+            near += items + windows
+        # Each table's k nearest over all the partitions scanned, as one scan of them would give.
+        near = _nearest([n for n in near if n[2] is None], k) + _nearest([n for n in near if n[2] is not None], k)
         items = _items(conn, {i for _, i, _ in near})
         best: dict[tuple[str, str], tuple[float, int, int | None]] = {}
         for distance, item_id, window_id in sorted(near, key=lambda n: (n[0], -n[1])):
@@ -120,12 +123,20 @@ class VectorLane:
         return out
 
 
-def _filters(sources, source, project, since) -> tuple[str, list]:
-    """The vec0 metadata constraints: evaluated inside the nearest-neighbour scan."""
+def _partitions(sources, source) -> list[str | None]:
+    """The sources to scan one by one (the tables' partition key); [None]: one scan of all."""
+    if source is not None:
+        return [source] if sources is None or source in sources else []
+    return [None] if sources is None else list(sources)
+
+
+def _nearest(near: list[tuple], k: int) -> list[tuple]:
+    return sorted(near, key=lambda n: (n[0], -n[1]))[:k]
+
+
+def _filters(source, project, since) -> tuple[str, list]:
+    """The vec0 constraints (partition, then metadata): evaluated inside the nearest-neighbour scan."""
     where, args = [], []
-    if sources is not None:
-        where.append(f"source_key IN ({','.join('?' * len(sources))})")
-        args += [stored.name_key(s) for s in sources]
     if source is not None:
         where.append("source_key = ?")
         args.append(stored.name_key(source))
