@@ -5,7 +5,7 @@ the folder itself as an empty namespace module and hide the real package (in src
 import importlib
 
 for _name in ("jezero_connectors_claude", "jezero_connectors_codex", "jezero_connectors_copilot", "jezero_connectors_gemini",
-              "jezero_connectors_inbox", "jezero_connectors_opencode", "jezero_summarizers", "jezero_index_tantivy"):
+              "jezero_connectors_inbox", "jezero_connectors_opencode", "jezero_summarizers", "jezero_index_tantivy", "jezero_embedders"):
     try:
         importlib.import_module(_name)
     except ImportError:  # a core-only run: those tests skip or are not collected

@@ -120,3 +120,33 @@ def test_the_fused_search_puts_the_current_decision_first_too(lib):
     conn, ids = lib
     hits = search(conn, "shop product search engine", project="shop", now=NOW)
     assert ids_of(hits)[:2] == [ids[1], ids[0]]
+
+
+def test_newer_work_sharing_only_the_projects_words_is_not_placed_first(tmp_path):
+    """The sitemap session names the shop's category pages, as the Redis cache session and most of
+    the shop's work do: on the old item's title and atoms it looks like a revision, but none of
+    the words that tell the cache apart (Redis, cached, minutes) is in it, so it stays below."""
+    items = [
+        decided(item("Redis cache for the category pages", "Category pages of the shop are cached in Redis.",
+                     days_ago=200), "Category pages cached in Redis for ten minutes per category page"),
+        item("Sitemap for the category pages", "The sitemap lists every category page and product page of the shop.",
+             days_ago=20, atoms=["sitemap.xml lists every category page"]),
+        *(item(f"Category page layout {n}", f"Category page {n} of the shop got a new grid.", days_ago=100 + n)
+          for n in range(6)),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    query = "category pages cache"
+    plain = search(conn, query, now=NOW, lanes=ITEMS, current_first=False)
+    assert ids_of(plain)[:2] == [ids[0], ids[1]]
+    assert plain[0]["score"] <= current_mod.MAX_LEAD * plain[1]["score"]  # close enough to be moved
+    from jezero.query.search import library_tokenizer
+    tok = library_tokenizer(conn)
+    texts = current_mod._Texts(conn, ids_of(plain), tok)
+    sitemap = next(h for h in plain if h["id"] == ids[1])
+    title_share = current_mod._subject_relevance(conn, plain[0], [plain[0], sitemap], texts, tok)
+    assert title_share[ids[1]] >= current_mod.MOVE_SHARE * title_share[ids[0]]  # the title test alone would move it
+    hits = search(conn, query, now=NOW, lanes=ITEMS)
+    assert ids_of(hits) == ids_of(plain)
+    conn.close()

@@ -5,6 +5,7 @@ the project stays out. benchmarks/retrieval/README.md has the figures on decisio
 from __future__ import annotations
 
 import dataclasses
+import importlib
 
 import pytest
 
@@ -111,8 +112,8 @@ def test_with_a_query_a_hit_must_also_be_on_the_items_subject(ci, monkeypatch):
     conn, ids = ci
     found = later(conn, ids[0], "shop builds runners", now=NOW)
     assert found["matched_by"] == "subject" and ids_of(found) == [ids[4], ids[2]]
-    from jezero.query import current
-    monkeypatch.setattr(current, "on_subject", lambda conn, item, hits, tokenizer, share=0.15: hits)
+    monkeypatch.setattr(importlib.import_module("jezero.query.search"), "_on_its_subject",
+                        lambda conn, item, *args: [{"id": i} for i in ids])
     loose = ids_of(later(conn, ids[0], "shop builds runners", now=NOW))
     assert {ids[1], ids[5]} & set(loose)  # without the subject test the unrelated shop work got in
 
@@ -139,4 +140,71 @@ def test_with_a_query_a_drifting_chain_is_followed(tmp_path):
     assert rel[ids[2]] < current.SELF_SHARE * rel[ids[0]]  # the last step alone is off the first's subject
     found = later(conn, ids[0], "analytics", now=NOW)
     assert found["matched_by"] == "subject" and ids_of(found) == [ids[2], ids[1]]
+    conn.close()
+
+
+@pytest.fixture
+def chat(tmp_path):
+    """Two friends' sessions: every item shares the speakers' names and everyday words; one plan
+    (a climbing trip to Tresaigües) is made in one session and called off in a later one, which
+    shares with it the place and the trip, not the rest. The titles are small talk, as a chat's first lines are."""
+    small = ["Noor: the bus was late again, work is busy", "Noor: we cooked dinner and watched a film",
+             "Noor: work is busy, the weather is grey", "Noor: we watched a film, the bus was late"]
+    items = [
+        item(small[0], "Noor and Iker talked about work.", days_ago=200, project="noor-iker",
+             atoms=["Noor: We booked the climbing trip to Tresaigües for the long weekend in May, with Iker's van."]),
+        *(item(small[i % 4], "Noor and Iker talked about work and dinner.", days_ago=190 - 10 * i,
+               project="noor-iker", atoms=[f"Noor: we cooked dinner and watched a film with Iker, day {i}"])
+          for i in range(8)),
+        item(small[1], "Noor and Iker talked about films.", days_ago=90, project="noor-iker",
+             atoms=["Iker: the Tresaigües climbing trip is off, the gorge is closed after the floods; we stay home."]),
+        *(item(small[(i + 2) % 4], "Noor and Iker talked about the weather.", days_ago=80 - 5 * i,
+               project="noor-iker", atoms=[f"Noor: work is busy and the weather is grey, said Iker, week {i}"])
+          for i in range(6)),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    yield conn, ids
+    conn.close()
+
+
+def test_without_a_query_the_subject_is_the_words_few_items_of_the_project_hold(chat):
+    """The speakers' names, `work`, `dinner` and `film` are in most of the project's items: they
+    tell nothing apart. What is left (Tresaigües, climbing, trip...) finds the session that
+    called the plan off, and none of the small talk."""
+    conn, ids = chat
+    found = later(conn, ids[0], now=NOW)
+    assert found["matched_by"] == "subject" and ids_of(found) == [ids[9]]
+    from jezero.config import SearchConfig
+    from jezero.query import current
+    from jezero.query.search import _search, brief
+
+    item0 = brief(conn, ids[0], ("*",))
+    pool = _search(conn, current.subject_text(conn, item0), limit=50, options=SearchConfig(), now=NOW,
+                   recency_weight=0.0, project="noor-iker")
+    kept = [t.text for t in current.distinctive_terms(conn, item0, pool, "trigram remove_diacritics 1")]
+    assert "Tresaigües" in kept and "Noor" not in kept and "Iker" not in kept
+
+
+def test_without_a_query_the_closest_revisions_subject_is_followed(tmp_path, monkeypatch):
+    """A chain drifts: the third step names the second's choice, not the first's. From the first,
+    later lists both, because the third is on the second's distinctive subject."""
+    items = [
+        decided(item("Product search is slow", "Postgres full-text search for products.", days_ago=300),
+                "We use Postgres full-text search with a GIN index on products"),
+        decided(item("Typos find nothing", "Moved search to Meilisearch.", days_ago=200),
+                "Search now uses Meilisearch instead of Postgres full-text search"),
+        decided(item("The search box costs too much", "Meilisearch replaced.", days_ago=100),
+                "Replaced Meilisearch with Typesense on the same box"),
+        item("Footer links", "Footer links for the shop.", days_ago=150),
+        item("Newsletter form", "A newsletter form for the shop.", days_ago=50),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    found = later(conn, ids[0], now=NOW)
+    assert found["matched_by"] == "subject" and ids_of(found) == [ids[2], ids[1]]
+    monkeypatch.setattr(importlib.import_module("jezero.query.search"), "LATER_FOLLOW", 0)
+    assert ids_of(later(conn, ids[0], now=NOW)) == [ids[1]]  # the first's own words miss the third step
     conn.close()

@@ -28,18 +28,26 @@ source, project, since). Stage 2 multiplies relevance (-bm25) by a recency facto
 
 and returns the first `limit`. Recency reorders matches; it never makes a non-match relevant.
 Last, the current decision first (current.py): when one of the first three hits has a newer hit
-of its project on its subject further down, and leads it by at most 2x, the newer one is placed
-just before it. Nothing is dropped; `current_first=False` turns it off.
+of its project on its subject (its title and atoms, and its distinctive words as later reads
+them) further down, and leads it by at most 2x, the newer one is placed just before it. Nothing
+is dropped; `current_first=False` turns it off.
 
 How later decides "same subject"
 --------------------------------
-The subject is the query, else the item's title with its decision, fact and file atoms. A newer
-hit of the item's project counts when its relevance for the subject reaches 0.15 of the item's
-own and 0.3 of the best other hit; with a query it must also be on the subject of the item, or
-of an older hit already kept (0.15 of that one's own relevance for its title and atoms). The
-seed's rule took 0.3 of the best hit with the item itself included, a bar set by the item
-matching its own title that the revising session rarely reached (benchmarks/retrieval/README.md
-has the measurements).
+Without a query, the subject is the item's decision, fact and file atoms (its title when it has
+none), kept to its distinctive words: those held by at most a quarter of the project's items that
+match it best (current.distinctive_terms; stop words out). A newer hit of the item's project
+counts when its relevance for those words reaches 0.2 of the item's own and 0.3 of the best other
+hit; then the next revision's (the oldest kept) own distinctive subject is searched the same
+way (a chain drifts: its third step names the second's choice). With a query, a hit must reach 0.15 of the
+item's own relevance for the query and 0.3 of the best other hit, and be one of the hits found
+without a query (the chain's next step then at 0.15: the query's bars apply too): the words
+narrow the subject, they do not replace it. Departures from the seed's
+rule (0.3 of the best hit, the item itself included, over the title): the item matched its own
+title so well that the revising session rarely reached the bar; a title is often the person's
+first sentence (a complaint, a chat's greeting); and words every item of a project holds (a
+speaker's name, "shop") made every newer item look on the subject (benchmarks/retrieval/README.md
+has the measurements, by half).
 
 Both layers
 -----------

@@ -1,8 +1,12 @@
 """What an item is about, and the current decision first.
 
-`later` and search share one notion of "a newer item on the same subject": the subject of an
-item is its title plus the texts of its decision, fact and file atoms, and a newer item of the
-same project is on it when its relevance for those words reaches SELF_SHARE of the item's own.
+`later` and search share one notion of "a newer item on the same subject". The subject of an
+item is its title plus the texts of its decision, fact and file atoms (subject_text); its
+distinctive subject is the words of those atoms (the title when it has none) that at most
+DISTINCT_SHARE of its project's items hold (distinctive_terms): a speaker's name in a chat, or
+`shop` in the shop project, tells no subject apart. A newer item of the same project is on the
+subject when its relevance for those words reaches a share of the item's own (SELF_SHARE for the
+subject, DISTINCT_SELF_SHARE for the distinctive one).
 
 Search uses it after ranking. Measured on the retrieval benchmark's decision queries, a stale
 session outranked the current one when its item scored 1.1 to 2.0 times the current item's
@@ -11,10 +15,11 @@ with, the revision is short and names the new choice. The recency factor cannot 
 1 / (1 - recency_weight) = 1.43, and a wider recency rule would also push old fixes down under
 any newer item. So the rule is narrow: among the hits returned, when a hit has a newer hit of the
 same project on its subject further down the list, the newest such hit is moved to just before
-it (on MOVE_SHARE, stricter than later's, and only when the older hit leads by at most
-MAX_LEAD). Nothing is dropped: the old item stays in the list, one place lower, and the scores
-are left as they were (the list is then not sorted by score: explain says which hit moved and
-why). Only hits of other sessions move (the segments of one session are one piece of work).
+it (on MOVE_SHARE, stricter than later's, on its distinctive subject too, and only when the older
+hit leads by at most MAX_LEAD). Nothing is dropped: the old item stays in the list, one place
+lower, and the scores are left as they were (the list is then not sorted by score: explain says
+which hit moved and why). Only hits of other sessions move (the segments of one session are one
+piece of work).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import json
 import apsw
 
 from jezero.query import bm25, rare, stats
+from jezero.query.first_prompt import STOP_WORDS, fold
 from jezero.query.terms import parse_terms, split_tokenizer
 from jezero.store import FTS_COLUMNS
 
@@ -34,6 +40,11 @@ SUBJECT_ATOMS = ("decision", "fact", "file")
 # Measured on the benchmark's decision chains: revising sessions score 0.19-0.55 of the item,
 # unrelated newer work of the project 0.00-0.22, mostly under 0.1.
 SELF_SHARE = 0.15
+# The same for later() without a query, where the subject is the item's distinctive words
+# (distinctive_terms). Chosen on half A of the retrieval benchmark's chains
+# (benchmarks/retrieval/later_eval.py, with DISTINCT_SHARE), checked on half B: at 0.15 the chats'
+# small talk still got in (precision 0.75 on A), at 0.2 none of it on A and every revision.
+DISTINCT_SELF_SHARE = 0.2
 # Search moves a newer hit on a stricter share than later lists one: a move changes what an agent
 # reads first. At SELF_SHARE an unrelated newer crash report (0.18 of the state-library decision)
 # and GC work (0.17 of the backend decision) went first on the benchmark; at 0.2 they stay put,
@@ -43,13 +54,21 @@ MOVE_SHARE = 0.2
 # Measured on the benchmark: a stale decision led the current one by 1.1-2.0x; an exact error,
 # command or file match leads the newer work of its project by 2.2-14x, and stays first.
 MAX_LEAD = 2.0
+# later(): a subject word held by more than this share of the project's items that match the
+# subject does not tell the subject apart (a speaker's name in a chat, "shop" in the shop project).
+# Half A: 0.1 dropped the words a revision shares (recall 0.75 on the coding chains), 0.5 kept small
+# talk (chats precision 0.26); 0.25 was best on both sets.
+DISTINCT_SHARE = 0.25
+# Fewer items than this are too few to call a word common: the share is taken of MIN_POOL.
+MIN_POOL = 8
 # Only the first hits are checked for a newer decision: they are what an agent reads and acts
 # on, and each check costs a count per subject word the first time it is seen.
 ANCHORS = 3
 
 
-def subject_text(conn: apsw.Connection, item: dict) -> str:
-    """The title, then the texts of the item's SUBJECT_ATOMS atoms, one per line."""
+def subject_text(conn: apsw.Connection, item: dict, title: bool = True) -> str:
+    """The title, then the texts of the item's SUBJECT_ATOMS atoms, one per line. `title=False`:
+    the atoms alone when it has any."""
     row = conn.execute("SELECT atoms FROM items WHERE id = ?", (item["id"],)).fetchone()
     try:
         atoms = json.loads(row[0]) if row and row[0] else []
@@ -57,8 +76,38 @@ def subject_text(conn: apsw.Connection, item: dict) -> str:
         atoms = []
     if not isinstance(atoms, list):
         atoms = []
-    texts = [a.get("text") for a in atoms if isinstance(a, dict) and a.get("type") in SUBJECT_ATOMS]
-    return "\n".join([item["title"] or "", *(t for t in texts if isinstance(t, str))])
+    texts = [t for t in (a.get("text") for a in atoms if isinstance(a, dict) and a.get("type") in SUBJECT_ATOMS)
+             if isinstance(t, str)]
+    return "\n".join(texts if texts and not title else [item["title"] or "", *texts])
+
+
+def distinctive_terms(conn: apsw.Connection, item: dict, pool: list[dict], tokenizer: str,
+                      share: float = DISTINCT_SHARE, total: int | None = None) -> list:
+    """The terms of the item's subject that at most `share` of its scope's items hold, counted in
+    `pool` (other items of its scope): the words that tell its subject from the rest of its
+    project. A term held by most of the project ("shop", a speaker's name, "booked") says nothing
+    about which item is newer on the same subject. `total` is how many items the pool stands for
+    (the scope's size, when the pool holds every item that has a subject word), else the pool's
+    own size; under MIN_POOL it counts as MIN_POOL (too few to call a word common). Empty when no term is that rare; every term when there is nothing to compare with or
+    on a SQLite error (the time budget included)."""
+    terms = [t for t in parse_terms(subject_text(conn, item, title=False), tokenizer) if fold(t.text) not in STOP_WORDS]
+    others = [h["id"] for h in pool if h["id"] != item["id"]]
+    if not terms or not others:
+        return terms
+    try:
+        texts = _Texts(conn, others, tokenizer)
+        index = stats.index_stats(conn)
+        if index.rows == 0:
+            return terms
+        bar = share * max(total or len(others), MIN_POOL)
+        kept = []
+        for t in terms:
+            held = sum(1 for r in texts.relevance(others, [t], [1.0], index).values() if r > 0)
+            if held <= bar:
+                kept.append(t)
+        return kept
+    except apsw.Error:
+        return terms
 
 
 def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
@@ -71,38 +120,6 @@ def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> li
         return _reorder(conn, list(hits), tokenizer)
     except apsw.Error:
         return hits
-
-
-def on_subject(conn: apsw.Connection, item: dict, hits: list[dict], tokenizer: str,
-               share: float = SELF_SHARE) -> list[dict]:
-    """The hits on the item's subject, in their order: a hit whose relevance for the subject of
-    the item, or of a hit already kept and older than it, is at least `share` of that one's own.
-    A chain of revisions drifts (analytics script → Plausible → server logs with goaccess): the
-    last step shares the middle one's words more than the first's. On a SQLite error (the time
-    budget included) the hits come back as they were."""
-    if not hits:
-        return hits
-    try:
-        texts = _Texts(conn, [item["id"], *(h["id"] for h in hits)], tokenizer)
-        kept: set[int] = set()
-        pending = sorted(hits, key=lambda h: (h.get("occurred_at") or "", h["id"]))
-        anchors = [item]
-        while anchors and pending:
-            anchor = anchors.pop(0)
-            relevance = _subject_relevance(conn, anchor, [anchor, *pending], texts, tokenizer)
-            own = relevance.get(anchor["id"], 0.0)
-            if own <= 0:
-                if anchor is item:
-                    return hits  # nothing to compare with: the query alone decides
-                continue
-            joined = [h for h in pending if (h.get("occurred_at") or "") >= (anchor.get("occurred_at") or "")
-                      and relevance.get(h["id"], 0.0) >= share * own]
-            kept.update(h["id"] for h in joined)
-            anchors += joined
-            pending = [h for h in pending if h["id"] not in kept]
-    except apsw.Error:
-        return hits
-    return [h for h in hits if h["id"] in kept]
 
 
 def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
@@ -124,6 +141,7 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
         relevance = _subject_relevance(conn, anchor, [anchor, *newer], texts, tokenizer)
         own = relevance.get(anchor["id"], 0.0)
         on_subject = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= MOVE_SHARE * own]
+        on_subject = _on_distinctive_subject(conn, anchor, on_subject, hits, texts, tokenizer)
         if not on_subject:
             i += 1
             continue
@@ -135,6 +153,40 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
                                             "subject_share": relevance[current["id"]] / own}
         # the moved hit is now at i: check it as an anchor too (a chain of three revisions)
     return hits
+
+
+def _on_distinctive_subject(conn, anchor: dict, newer: list[dict], hits: list[dict], texts: "_Texts",
+                            tokenizer: str) -> list[dict]:
+    """The `newer` hits that are also on the anchor's distinctive subject, as later() reads it
+    (distinctive_terms, measured on the listed hits of the anchor's project; DISTINCT_SELF_SHARE
+    of the anchor's own relevance for those words). Words the whole project shares made newer
+    work look like a revision: the sitemap session was placed before the Redis cache one for
+    `Redis cache category pages` (both name the shop's category pages). When no word is
+    distinctive, the title test alone decides."""
+    if not newer:
+        return newer
+    terms = distinctive_terms(conn, anchor, [h for h in hits if h.get("project") == anchor["project"]], tokenizer)
+    if not terms:
+        return newer
+    index = stats.index_stats(conn)
+    idfs = _sample_idfs(conn, index, terms)
+    if idfs is None:  # the sample could not be read in time: no move
+        return []
+    relevance = texts.relevance([anchor["id"], *(h["id"] for h in newer)], terms, idfs, index)
+    own = relevance.get(anchor["id"], 0.0)
+    return [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= DISTINCT_SELF_SHARE * own]
+
+
+def _sample_idfs(conn, index: stats.IndexStats, terms) -> list[float] | None:
+    """Each term's IDF from the query planner's sample (see _subject_relevance); None when the
+    sample could not be read in time."""
+    idfs = []
+    for t in terms:
+        share = stats.sample_share(conn, index, t)
+        if share is None:
+            return None
+        idfs.append(bm25.idf(index.rows, round(min(share, 1.0) * index.rows)))
+    return idfs
 
 
 def _may_move(hit: dict, anchor: dict) -> bool:
@@ -160,12 +212,9 @@ def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", to
     index = stats.index_stats(conn)
     if index.rows == 0:
         return {}
-    idfs = []
-    for t in terms:
-        share = stats.sample_share(conn, index, t)
-        if share is None:  # the sample could not be read in time: no judgement
-            return {}
-        idfs.append(bm25.idf(index.rows, round(min(share, 1.0) * index.rows)))
+    idfs = _sample_idfs(conn, index, terms)
+    if idfs is None:  # the sample could not be read in time: no judgement
+        return {}
     return texts.relevance([h["id"] for h in rows], terms, idfs, index)
 
 

@@ -42,6 +42,9 @@ from jezero.store import DEFAULT_TOKENIZER, FTS_COLUMNS, engines
 LATER_POOL = 50
 LATER_MIN_SHARE = 0.3
 LATER_KEEP_CLOSEST = 2
+# Revisions whose own subject is followed to the next one (each costs two searches). Half A: one
+# found the third step of every coding chain; more also followed wrong hits in the chats (B 0.75 -> 0.55).
+LATER_FOLLOW = 1
 
 # _in_parts(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
 # other terms include one in HEAVY_ROWS rows and HEAVY_SHARE of the library or more (below that,
@@ -519,12 +522,16 @@ def later(
 ) -> dict:
     """Newer items on the same subject as `item_id`, newest first.
 
-    1. Search `query` (else the item's title and its decision, fact and file atoms) within the
-       item's project (its source when it has none), since the item's time (inclusive),
-       LATER_POOL results, pure relevance.
-    2. Drop the item; keep hits with relevance >= current.SELF_SHARE x the item's own relevance
-       and >= LATER_MIN_SHARE x the best other hit. With a query, a hit must also be on the
-       subject of the item or of a revision already kept (current.on_subject).
+    1. The subject: the item's distinctive words (current.distinctive_terms: of its decision,
+       fact and file atoms, else its title, those few items of its project hold). Search them
+       within the item's project (its source when it has none), since the item's time
+       (inclusive), LATER_POOL results, pure relevance.
+    2. Drop the item; keep hits with relevance >= current.DISTINCT_SELF_SHARE x the item's own
+       and >= LATER_MIN_SHARE x the best other hit; then the same from the oldest such hit's
+       own subject, the chain's next step (LATER_FOLLOW: a chain drifts).
+    With a query: search it the same way (current.SELF_SHARE x the item's own relevance for it),
+    and keep only the hits that step 2 keeps too (its next step at current.SELF_SHARE: the query's
+    bars apply as well): the words narrow the subject, they do not replace it.
     3. Keep the LATER_KEEP_CLOSEST most relevant; fill the other places with the newest.
     4. Newest first, at most `limit` (5 by default): matched_by = "subject".
     5. Nothing left: the project's (or source's) newer items by date: matched_by = "project_timeline".
@@ -533,28 +540,81 @@ def later(
     lim = clamp_limit(limit, min(LATER_DEFAULT_LIMIT, opts.max_limit), opts.max_limit)
     item = brief(conn, item_id, allowed)
     asked = isinstance(query, str) and bool(query.strip())
-    subject = query if asked else current.subject_text(conn, item)
     scope = {"project": item["project"]} if item["project"] else {"source": item["source"]}
-    hits = _search(conn, subject, allowed=allowed, since=item["occurred_at"], limit=LATER_POOL, options=opts,
-                   now=now, recency_weight=0.0, **scope)
-    own = next((h["score"] for h in hits if h["id"] == item["id"]), 0.0)
-    others = [h for h in hits if h["id"] != item["id"]]
-    best = max((h["score"] for h in others), default=0.0)
-    bar = max(current.SELF_SHARE * own, LATER_MIN_SHARE * best)
-    fair = [h for h in others if h["score"] > 0 and h["score"] >= bar]
     if asked:
         # The agent's words narrow the subject; they do not replace it. Generic words ("how are
-        # invoices generated") match much of a project: a hit must also be on the item's subject
-        # (or on a kept revision's: chains drift).
-        fair = current.on_subject(conn, item, fair, library_tokenizer(conn))
-    if fair:
-        closest = sorted(fair, key=lambda h: (-h["score"], -h["id"]))
-        chosen = closest[:LATER_KEEP_CLOSEST]
-        chosen += _by_date(closest[LATER_KEEP_CLOSEST:])[: max(lim - len(chosen), 0)]
+        # invoices generated") match much of a project: a hit must also be one that the item's
+        # own subject finds.
+        on_it = {h["id"] for h in _on_its_subject(conn, item, allowed, opts, now, scope, current.SELF_SHARE)}
+        fair = sorted((h for h in _fair(conn, item, query, allowed, opts, now, scope) if h["id"] in on_it),
+                      key=lambda h: (-h["score"], -h["id"]))
+    else:
+        fair = _on_its_subject(conn, item, allowed, opts, now, scope)
+    if fair:  # the closest first
+        chosen = fair[:LATER_KEEP_CLOSEST]
+        chosen += _by_date(fair[LATER_KEEP_CLOSEST:])[: max(lim - len(chosen), 0)]
         return {"matched_by": "subject", "item": item, "items": _by_date(chosen)[:lim]}
     newer = _timeline(conn, since=item["occurred_at"], until=None, limit=lim + 1, allowed=allowed, **scope)
     return {"matched_by": "project_timeline", "item": item,
             "items": [h for h in newer if h["id"] != item["id"]][:lim]}
+
+
+def _fair(conn, item: dict, subject: str, allowed, options: SearchConfig, now, scope: dict,
+          share: float = current.SELF_SHARE) -> list[dict]:
+    """The newer hits of the item's scope for `subject` that pass both bars: `share` of the item's
+    own relevance and LATER_MIN_SHARE of the best other hit."""
+    hits = _search(conn, subject, allowed=allowed, since=item["occurred_at"], limit=LATER_POOL, options=options,
+                   now=now, recency_weight=0.0, **scope)
+    own = next((h["score"] for h in hits if h["id"] == item["id"]), 0.0)
+    others = [h for h in hits if h["id"] != item["id"]]
+    best = max((h["score"] for h in others), default=0.0)
+    bar = max(share * own, LATER_MIN_SHARE * best)
+    return [h for h in others if h["score"] > 0 and h["score"] >= bar]
+
+
+def _on_its_subject(conn, item: dict, allowed, options: SearchConfig, now, scope: dict,
+                    follow_share: float = current.DISTINCT_SELF_SHARE) -> list[dict]:
+    """The newer hits on the item's distinctive subject, then on the subjects of those kept, up
+    to LATER_FOLLOW of them, oldest first: a chain of revisions drifts (Postgres FTS →
+    Meilisearch → "replace Meilisearch with Typesense"), and its last step names the middle one's
+    choice, not the first's. The closest first: the hits found directly by relevance, then those
+    found through a revision (their scores are for another subject). `follow_share` is the bar
+    for the next step: with a query, whose own bars apply too, the seed-derived SELF_SHARE."""
+    kept: dict[int, dict] = {}
+    anchors, followed = [item], 0
+    while anchors and followed <= LATER_FOLLOW:
+        anchor = anchors.pop(0)
+        followed += 1
+        found = _fair(conn, anchor, _distinctive_subject(conn, anchor, allowed, options, now, scope), allowed,
+                      options, now, scope, current.DISTINCT_SELF_SHARE if anchor is item else follow_share)
+        new = sorted((h for h in found if h["id"] not in kept and h["id"] != item["id"]),
+                     key=lambda h: (-h["score"], -h["id"]))
+        kept.update((h["id"], h) for h in new)
+        anchors = sorted([*anchors, *new], key=lambda h: (h["occurred_at"], h["id"]))
+    return list(kept.values())
+
+
+def _distinctive_subject(conn, item: dict, allowed, options: SearchConfig, now, scope: dict) -> str:
+    """The item's subject (its decision, fact and file atoms, else its title) as the words that
+    few items of its project hold (current.distinctive_terms), each quoted; all the words of its
+    title and atoms when none is that rare. The project's items that match the subject best, at any date, are the measure."""
+    tokenizer = library_tokenizer(conn)
+    text = current.subject_text(conn, item)
+    pool = _search(conn, text, allowed=allowed, limit=LATER_POOL, options=options, now=now, recency_weight=0.0,
+                   **scope)
+    # A pool under LATER_POOL holds every item of the scope with a subject word: a word's share is
+    # then of the whole scope (in a project where every item names `heron`, a quarter of the
+    # matches is not a quarter of the project).
+    total = _scope_size(conn, allowed, scope) if len(pool) < LATER_POOL else None
+    terms = current.distinctive_terms(conn, item, pool, tokenizer, total=total)
+    return " ".join(t.quoted for t in terms) if terms else text
+
+
+def _scope_size(conn, allowed, scope: dict) -> int:
+    """How many items of the project (or source) the caller may read."""
+    sources = allowed_sources(conn, allowed)
+    where, args = _Filters(sources, scope.get("source"), scope.get("project"), None).sql("items")
+    return conn.execute(f"SELECT count(*) FROM items WHERE {where}", args).fetchone()[0]
 
 
 def _by_date(hits: list[dict]) -> list[dict]:

@@ -238,3 +238,55 @@ def test_a_sentence_about_an_error_is_not_an_error_message():
     after_colon = 'Payments fail from the cluster:\nPost "https://api.example.com/v1/pay": dial tcp: i/o timeout'
     assert [e.text for e in extract.error_lines(after_colon, prose=True)] == [
         'Post "https://api.example.com/v1/pay": dial tcp: i/o timeout']
+
+
+# -- what people stated, across the whole segment ----------------------------------------------------
+
+
+def chat(lines):
+    """A chat written as a transcript: Ines's lines are the user turns, Raf's the answers, each
+    opening with the speaker's name."""
+    return [Block("user" if who == "Ines" else "assistant", "text", f"{who}: {text}") for who, text in lines]
+
+
+ROUTINE = [("Ines", "Hi there"), ("Raf", "Hey"),
+           ("Ines", "The tram was slow today. I have a yoga class on Tuesday, as usual."),
+           ("Raf", "We ate soup and read. My sister phoned, nothing new."),
+           ("Ines", "I have a yoga class on Thursday, as usual. The tram was slow again."),
+           ("Raf", "Work is dull, the printer jammed twice.")]
+
+
+def test_a_fact_said_once_in_the_middle_of_a_chat_is_kept_and_a_routine_is_not():
+    lines = [*ROUTINE * 3, ("Raf", "Big news: we adopted a three-legged cat from the shelter! We named her Quince."),
+             *ROUTINE * 3, ("Ines", "Bye for now")]
+    s = summarize(chat(lines), cwd="/home/ines/chats/raf")
+    facts = texts(s, "fact")
+    assert "Big news: we adopted a three-legged cat from the shelter!" in facts
+    assert "We named her Quince." in facts
+    assert not any("yoga" in f for f in facts)  # said again with another day: a routine, not news
+    assert not any(f.startswith(("Raf:", "Ines:")) for f in facts)  # the speaker's name is not the fact
+    assert "What did Raf say about Quince?" in s.questions  # who said it, and what it named
+
+
+def test_a_date_or_a_new_job_stated_late_in_a_long_chat_is_kept():
+    lines = [*ROUTINE * 8, ("Ines", "I accepted the offer from Lantern Robotics, I start there on the 3rd of March."),
+             *ROUTINE * 2]
+    facts = texts(summarize(chat(lines), cwd="/home/ines/chats/raf"), "fact")
+    assert facts[0] == "I accepted the offer from Lantern Robotics, I start there on the 3rd of March."
+
+
+def test_questions_hedges_and_small_talk_state_nothing():
+    lines = [("Ines", "Maybe one day we will move to Porto, who knows."), ("Raf", "Did you book the trip to Oslo?"),
+             ("Ines", "Haha, the cat knocked a glass over again."), ("Raf", "Sorry, slow reply today.")]
+    assert texts(summarize(chat(lines), cwd="/home/ines/chats/raf"), "fact") == []
+
+
+def test_statements_fill_only_the_places_the_other_atoms_leave():
+    """In an agent's session the errors, commands and files come first; no speaker is named, so
+    no question about what someone said."""
+    s = summarize([Block("user", "text", "The nightly export job crashes since Monday."),
+                   *run("python -m jobs.export --day 2026-03-01", TRACEBACK, failed=True),
+                   Block("assistant", "text", "Fixed: the export casts amount back to decimal before writing. "
+                                              "I moved the cast to jobs/export.py on the 2nd of March.")])
+    assert texts(s, "error") and s.atoms[0].type == "error"
+    assert not any(q.startswith("What did") for q in s.questions)

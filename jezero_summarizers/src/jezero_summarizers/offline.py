@@ -29,6 +29,9 @@ ATOM_CAPS = {"error": 3, "fix": 2, "decision": 3, "command": 3, "file": 3, "conf
 # Places left over after the caps go to the next best candidates, up to these: an item with one
 # error and one command has room for the files a grep found.
 OVERFLOW_CAPS = {"error": 4, "fix": 2, "decision": 3, "command": 4, "file": 6, "config": 3, "number": 2, "todo": 3, "fact": 2}
+# Then what people stated (extract/salient.py) fills the places still free: in a conversation
+# between people there are no errors, commands or files, and the facts said are all there is to find.
+SAID_CAPS = {**OVERFLOW_CAPS, "fact": 8}
 MIN_SCORE = 0.5  # below this a candidate is noise (a bare `ls`, a vague sentence)
 MIN_SCORES = {"file": 0.3}  # a path a command's output lists (extract.OUTPUT_PATH_SCORE) still counts
 PROSE = {"decision", "fix", "config", "number", "todo", "fact"}  # sentences, which can overlap
@@ -40,6 +43,7 @@ _LABELS = {
         "command": "What does `{}` do here?",
         "decision": "What was decided about {}?", "config": "How is {} configured?",
         "found": "What was found about {}?", "and": "and", "session": "this session",
+        "said": "What did {} say about {}?",
         "fallback": ("What was asked in {}?", "What was the outcome of {}?", "Which files and commands did {} involve?"),
         "empty": "No conversation text in this segment.",
     },
@@ -49,6 +53,7 @@ _LABELS = {
         "command": "¿Qué hace `{}` aquí?",
         "decision": "¿Qué se decidió sobre {}?", "config": "¿Cómo se configura {}?",
         "found": "¿Qué se encontró sobre {}?", "and": "y", "session": "esta sesión",
+        "said": "¿Qué dijo {} sobre {}?",
         "fallback": ("¿Qué se pidió en {}?", "¿Cuál fue el resultado de {}?", "¿Qué archivos y comandos usó {}?"),
         "empty": "Este segmento no tiene texto de conversación.",
     },
@@ -143,7 +148,7 @@ def select_atoms(d: Digest, title: str = "") -> list[Candidate]:
             prose.add(key)
         return True
 
-    for caps in (ATOM_CAPS, OVERFLOW_CAPS):
+    for caps in (ATOM_CAPS, OVERFLOW_CAPS, SAID_CAPS):
         while len(picked) < MAX_ATOMS:
             progress = False
             for t in ATOM_ORDER:
@@ -335,6 +340,13 @@ def _questions(d: Digest, atoms: list[Candidate], project: str | None, labels: d
         key = re.search(r"`([A-Za-z_][\w.-]*)\s*[:=]|\b([A-Z][A-Z0-9_]{2,})=", a.text)
         if key:
             ask(labels["config"], f"`{key.group(1) or key.group(2)}`")
+    # What the people in a chat stated (salient.py), asked as the next person would: who said it
+    # and what it was about. Only where speakers are named: in an agent's session the statements
+    # are the atoms' prose, and the questions above already name what it is about.
+    for st in [st for st in d.said if st.speaker][:2]:
+        topic = _topic(st.text, labels)
+        if topic:
+            ask(labels["said"].replace("{}", st.speaker, 1), topic)
     # Up to three: the names the session used that the title lacks (even if the summary or an
     # atom has them: a question is how someone asks), then what the atoms say, then the session.
     for lack in (lacking(), title):

@@ -13,6 +13,7 @@ from .candidates import Candidates
 from .commands import _LISTS_PATHS, command_atom, command_weight
 from .errors import WEAK, ErrorLine, error_lines, exit_code, failure_line, request_prose
 from .files import OUTPUT_PATH_SCORE, OUTPUT_PATHS_FOCUSED, is_vendor_path, mentioned_paths, norm_path, output_paths
+from .salient import Statement, statements
 from .statements import _ENV_ASSIGN, _statements, todo_items
 from .text import (_INTERJECTION, FENCE, content_words, detect_language, is_ack, is_scaffolding, is_specific,
                    sentences)
@@ -45,6 +46,7 @@ class Digest:
     edited: list[str] = field(default_factory=list)
     outcome_sentences: list[str] = field(default_factory=list)
     language: str | None = None
+    said: list[Statement] = field(default_factory=list)  # what people stated, best first (salient.py)
 
 
 _NARRATION_LEAD = re.compile(r"^(?:now |next,? |ok(?:ay)?,? |perfect[!.,]? |great[!.,]? )?(?:let me|i'll|i will|i'm going to|i have|i now have|i've got)\b", re.I)
@@ -207,6 +209,13 @@ def digest(blocks: list[Block], cwd: str | None = None) -> Digest:
     if last_todo:
         for item, done in todo_items(last_todo):
             atoms.add("fact" if done else "todo", item, 0.8 if done else 2.0, len(blocks))
+
+    # What was stated anywhere in the segment (a fact said once in the middle of a long chat):
+    # the person's words without what they pasted, and the answers.
+    said = sorted([(r.order, request_prose(r.text)) for r in d.requests] + assistant)
+    d.said = statements(said)
+    for st in d.said:
+        atoms.add("fact", st.text, st.score, st.order, tag="said")
 
     d.language = detect_language(d.user_texts, d.assistant_texts)
     return d
