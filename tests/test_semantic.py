@@ -32,7 +32,7 @@ from jezero.query import search  # noqa: E402
 from jezero.query.vectors import VectorLane  # noqa: E402
 from jezero.store import Store, open_readonly  # noqa: E402
 from jezero.store import vectors as stored  # noqa: E402
-from jz_support import jezero_command  # noqa: E402
+from jz_support import jezero_command, needs_plugin  # noqa: E402
 
 NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
 # The first-party embedder's prepared tables live in the real user's cache (`jezero embed
@@ -464,3 +464,9 @@ def test_the_real_embedder_finds_a_paraphrase(tmp_path, plugins_in):
     ingest(cfg)
     hits = find(cfg, "application dies when the device is turned sideways", lanes=["vectors"])
     assert hits[0]["session_id"] == "a"
+
+
+@needs_plugin("jezero-connectors-claude")
+def test_up_says_whether_the_lane_is_on(run_cli):
+    proc = run_cli("up", "--demo", "--no-serve", check=True)
+    assert "semantic lane: off" in proc.stderr
