@@ -142,6 +142,28 @@ class ServerConfig(_Section):
     port: int = Field(8765, ge=1, le=65535)
 
 
+class SemanticConfig(_Section):
+    """The semantic lane (docs/semantic.md): vectors of items and message windows, searched by
+    nearest neighbours and fused with the keyword lanes. Off until turned on."""
+
+    enabled: bool = False
+    embedder: str = Field("minilm-static", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    options: dict[str, Any] = {}  # handed to the embedder's build() and prepare()
+    # The lane's say in the fusion next to the items lane's (1.0 times its separation). Chosen
+    # with minilm-static on half of benchmarks/retrieval's queries, the other half held out
+    # (benchmarks/semantic/README.md): of 0.2 to 2.0, 0.2 had the best R@5 and MRR; heavier, the
+    # vectors' "about the same topic" began to push exact errors and current decisions down.
+    weight: float = Field(0.2, ge=0, le=10)
+    # Nearest neighbours read from each of the two vector tables (items, message windows) before
+    # they are grouped into sessions: each costs a pass over the vectors that pass the filters.
+    k: int = Field(100, ge=10, le=1000)
+
+    @field_validator("options")
+    @classmethod
+    def _no_inline_secrets(cls, options: dict[str, Any]) -> dict[str, Any]:
+        return ConnectorConfig._no_inline_secrets(options)
+
+
 class Config(_Section):
     storage: StorageConfig = StorageConfig()
     search: SearchConfig = SearchConfig()
@@ -150,6 +172,7 @@ class Config(_Section):
     projects: ProjectsConfig = ProjectsConfig()
     server: ServerConfig = ServerConfig()
     inbox: InboxConfig = InboxConfig()
+    semantic: SemanticConfig = SemanticConfig()
     connectors: list[ConnectorConfig] = []
     clients: list[ClientConfig] = []
 
@@ -300,6 +323,16 @@ def _semantic_problems(data: dict, check_plugins: bool = True) -> list[Problem]:
         if name not in types:
             known = ", ".join(sorted(types)) or "none installed (pip install jezero-summarizers)"
             problems.append(Problem("summarizer.name", f"unknown summarizer {name!r}; known: {known}"))
+
+    semantic = data.get("semantic") if isinstance(data.get("semantic"), dict) else {}
+    embedder = semantic.get("embedder", SemanticConfig.model_fields["embedder"].default)
+    if semantic.get("enabled") is True and isinstance(embedder, str) and check_plugins:
+        from jezero import plugins
+
+        types = plugins.embedder_types()
+        if embedder not in types:
+            known = ", ".join(sorted(types)) or "none installed (pip install jezero-embedders)"
+            problems.append(Problem("semantic.embedder", f"unknown embedder {embedder!r}; known: {known}"))
     return problems
 
 

@@ -212,7 +212,7 @@ class Embedder(Protocol):
 
 class EmbedderNotReady(Exception):
     """Raised by an embedder's build when its model is not on this computer yet; the message
-    says the command that makes it ready (e.g. `jezero embed prepare`)."""
+    says the command that makes it ready (e.g. `jezero embed --prepare`)."""
 
 
 @dataclass

@@ -97,7 +97,8 @@ def status(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.
     """Each connector: items, last run, last success, last error."""
     from jezero.ingest.runner import status as status_of
 
-    rows = status_of(load_config())
+    cfg = load_config()
+    rows = status_of(cfg)
     if json_out:
         print_json(rows)
         return
@@ -111,6 +112,9 @@ def status(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.
     open_warnings = sum(r["warnings"] for r in rows)
     if open_warnings:
         out.print(f"{open_warnings} warning(s) not acknowledged: see `jezero warnings`", markup=False)
+    from jezero.cli.embed import lane_line
+
+    out.print(lane_line(cfg), markup=False)
 
 
 @app.command()

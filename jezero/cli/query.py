@@ -24,7 +24,7 @@ SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Only items at 
 
 @contextmanager
 def _library():
-    """(connection, search options) for the configured library; clear errors, no tracebacks."""
+    """(connection, config) for the configured library; clear errors, no tracebacks."""
     from jezero.query import ItemNotFound, QueryError
     from jezero.store import StoreError, open_readonly
 
@@ -34,7 +34,7 @@ def _library():
     except StoreError as e:
         fail(str(e), 1)
     try:
-        yield conn, cfg.search
+        yield conn, cfg
     except ItemNotFound as e:
         fail(str(e), 1)
     except QueryError as e:
@@ -51,17 +51,20 @@ def search(
     since: SinceOpt = None,
     limit: LimitOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made up.")] = False,
-    lanes: Annotated[str, typer.Option("--lanes", help="Rankings to use: items, messages, or both (fused per session).")] = "items,messages",
+    lanes: Annotated[Optional[str], typer.Option("--lanes", help="Rankings to use, fused per session: items, messages, and vectors when the semantic lane is on (default: all of them).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Search past work: literal words, best match first, recent work slightly favoured. The items'
-    summaries and the sessions' transcript messages are ranked apart and fused per session."""
+    summaries and the sessions' transcript messages are ranked apart and fused per session (with
+    the semantic lane on, the vectors too)."""
     from jezero import query as q
 
-    with _library() as (conn, options):
+    with _library() as (conn, cfg):
         hits = q.search(conn, query, allowed=ALL_SOURCES, source=source, project=project, since=since,
-                        limit=limit, options=options, explain=explain,
-                        lanes=[x.strip() for x in lanes.split(",") if x.strip()])
+                        limit=limit, options=cfg.search, explain=explain, semantic=semantic_lane(cfg),
+                        lanes=[x.strip() for x in lanes.split(",") if x.strip()] if lanes is not None else None)
+    for note in getattr(hits, "notes", ()):
+        err.print(f"note: {note}", markup=False)
     if getattr(hits, "cut", False):
         err.print("note: the search was cut short by its work budget (very common words): these are the best of "
                   "what it looked at; add --project, --source or --since, or use rarer words", markup=False)
@@ -78,6 +81,15 @@ def search(
             _print_explain(h["explain"])
 
 
+def semantic_lane(cfg):
+    """The vector lane when `[semantic]` turns it on; None (nothing of it imported) when off."""
+    if not cfg.semantic.enabled:
+        return None
+    from jezero.query.vectors import VectorLane
+
+    return VectorLane(cfg.semantic)
+
+
 @app.command()
 def later(
     item_id: Annotated[int, typer.Argument(help="The item whose subject to follow.")],
@@ -88,7 +100,8 @@ def later(
     """Newer items on the same subject as an item (a changed decision, a new status)."""
     from jezero import query as q
 
-    with _library() as (conn, options):
+    with _library() as (conn, cfg):
+        options = cfg.search
         found = q.later(conn, item_id, query, allowed=ALL_SOURCES, limit=limit, options=options)
     if json_out:
         print_json(found)
@@ -110,7 +123,8 @@ def timeline(
 
     if not project and not source:
         fail("timeline needs --project or --source", 2)
-    with _library() as (conn, options):
+    with _library() as (conn, cfg):
+        options = cfg.search
         hits = q.timeline(conn, project=project, source=source, since=since, until=until, limit=limit,
                           allowed=ALL_SOURCES, options=options)
     if getattr(hits, "cut", False):
@@ -135,7 +149,8 @@ def show(
     """One item in full."""
     from jezero import query as q
 
-    with _library() as (conn, options):
+    with _library() as (conn, cfg):
+        options = cfg.search
         item = q.get_item(conn, item_id, include_original=original, allowed=ALL_SOURCES)
         found = q.later(conn, item_id, allowed=ALL_SOURCES, options=options) if newer else None
     if json_out:
@@ -174,6 +189,9 @@ def _print_explain(e: dict[str, Any]) -> None:
     if fusion:
         ranks = [f"items #{fusion['items_rank']}" if fusion.get("items_rank") else "items: not found",
                  f"messages #{fusion['messages_rank']}" if fusion.get("messages_rank") else "messages: not found"]
+        if "vectors_rank" in fusion:
+            ranks.append(f"vectors #{fusion['vectors_rank']} (similarity {fusion['vectors_similarity']:.3f}, "
+                         f"nearest: {fusion['vectors_nearest']})" if fusion.get("vectors_rank") else "vectors: not near")
         line = f"    fused {fusion['score']:.4g} ({', '.join(ranks)})"
         if fusion.get("matched_terms"):
             line += f"; message {fusion['message_id']} ({fusion['message_role']}) holds: " + ", ".join(fusion["matched_terms"])
@@ -262,7 +280,8 @@ def recall(
 
     if not query and not boolean:
         fail("recall needs a QUERY or --boolean", 2)
-    with _library() as (conn, options):
+    with _library() as (conn, cfg):
+        options = cfg.search
         found = q.recall(conn, query, boolean=boolean, allowed=ALL_SOURCES, role=role, include_tools=tools,
                          include_subagents=subagents, since=since, before=before, projects=project, source=source,
                          min_messages=min_messages, sort=sort, limit=limit, window=window, discover=discover,

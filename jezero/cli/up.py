@@ -87,6 +87,9 @@ def _up(folder, demo: bool, host, port, serve: bool):
 
         Store(cfg.library_path(), cfg.storage.tokenizer).close()
 
+    from jezero.cli.embed import lane_line
+
+    err.print(lane_line(cfg), markup=False)
     host = host or cfg.server.host
     if port is None:
         port = cfg.server.port

@@ -54,12 +54,28 @@ def exclusive(config: Config):
         lock.release()
 
 
-def open_store(config: Config) -> Store:
+def open_store(config: Config, *, vectors: bool = True) -> Store:
+    """The library's writer; with the semantic lane on (and `vectors`), writing vectors too."""
     store = Store(config.library_path(), config.storage.tokenizer)
     follow = engines.follower(config.search.engine, store.path)
     if follow is not None:  # a derived search index follows what is written (at most every 2 s)
         store.after_write.append(follow)
+    if vectors and config.semantic.enabled:
+        _attach_vectors(store, config)
     return store
+
+
+def _attach_vectors(store: Store, config: Config) -> None:
+    """With the semantic lane on, items are written with their vectors. An embedder that is not
+    installed or not ready, or whose model is not the one the library's vectors come from, is
+    said once; the items are still written, and are behind until `jezero embed`."""
+    from jezero.models import EmbedderNotReady
+    from jezero.store import vectors
+
+    try:
+        store.vectors = vectors.VectorWriter(store.db, config.semantic.embedder, vectors.build_embedder(config.semantic))
+    except (LookupError, EmbedderNotReady, vectors.ModelMismatch) as e:
+        log.warning("semantic lane: no vectors written this run: %s", e)
 
 
 def run_connectors(
@@ -261,7 +277,7 @@ def _segment_from_row(row: dict, normalize=None) -> Segment:
 def status(config: Config) -> list[dict]:
     """Each configured connector with its stored state."""
     out = []
-    with open_store(config) as store:
+    with open_store(config, vectors=False) as store:
         for c in config.connectors:
             state = store.connector_state(c.name) or {}
             count = store.db.execute("SELECT count(*) FROM items WHERE source=?", (c.name,)).fetchone()[0]

@@ -169,4 +169,54 @@ def demo_library(folder: str | Path, connector_type: str, *, plugin: object | No
     return Library(folder, connector_type, options, plugin=plugin, summarizer=summarizer)
 
 
-__all__ = ["Library", "TESTING_SUMMARIZER", "demo_library"]
+class HashingEmbedder:
+    """An embedder for tests of the semantic lane: no model, deterministic. Each word and each
+    character trigram of a word is hashed into one of `dimension` buckets, signed by another bit
+    of its hash; the row is L2-normalised. Texts sharing words or word fragments come out near
+    each other; it knows nothing of meaning (a paraphrase in other words is not near). Needs numpy.
+
+    `model_id` carries the dimension and `salt`, so two settings never pass for one model.
+    `delay` (seconds per call) paces a test that must catch a run in the middle."""
+
+    def __init__(self, dimension: int = 256, *, salt: str = "", delay: float = 0.0):
+        self.dimension = int(dimension)
+        self.salt = salt
+        self.delay = float(delay)
+        self.model_id = f"hashing-v1-{self.dimension}" + (f"-{salt}" if salt else "")
+        self.calls = 0
+
+    def embed(self, texts, *, query: bool = False):
+        import hashlib
+        import re
+        import time
+
+        import numpy as np
+
+        self.calls += 1
+        if self.delay:
+            time.sleep(self.delay)
+        rows = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for r, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                padded = f"<{word}>"
+                for feature in [word, *(padded[i:i + 3] for i in range(len(padded) - 2))]:
+                    h = int.from_bytes(hashlib.blake2b((self.salt + feature).encode(), digest_size=8).digest(), "big")
+                    rows[r, h % self.dimension] += 1.0 if (h >> 32) & 1 else -1.0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+
+
+HASHING_EMBEDDER = "hashing"
+
+
+class HashingEmbedderPlugin:
+    """Registers the embedder "hashing" (HashingEmbedder; options: dimension, salt, delay)."""
+
+    @hookimpl
+    def register_embedders(self, register):
+        register(HASHING_EMBEDDER, lambda options: HashingEmbedder(**options),
+                 description="hashed words and trigrams, for tests: no model")
+
+
+__all__ = ["HASHING_EMBEDDER", "HashingEmbedder", "HashingEmbedderPlugin", "Library", "TESTING_SUMMARIZER",
+           "demo_library"]

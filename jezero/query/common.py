@@ -187,6 +187,7 @@ class Hits(list):
     hits are the best of what was looked at, not necessarily the best of the library)."""
 
     cut: bool = False
+    notes: tuple[str, ...] = ()  # what the caller should know, e.g. why a lane was off
 
 
 @contextmanager

@@ -43,6 +43,11 @@ from jezero.query.common import Hits, budget, fetch_hits
 from jezero.query.errors import QueryError
 
 LANES = ("items", "messages")
+# The semantic lane (query/vectors.py), chosen only when `[semantic]` turns it on. It joins the
+# reciprocal rank fusion below with its own weight ([semantic] weight), unscaled: cosine
+# similarities of a query against a library all lie close together, so their separation would
+# say nothing.
+VECTORS = "vectors"
 # The usual constant of reciprocal rank fusion (Cormack et al. 2009): large enough that the first
 # few places of one lane do not drown the other lane, small enough that place 1 still counts.
 RRF_K = 60
@@ -77,16 +82,22 @@ LANE_FETCH = 200
 LANE_SESSIONS = 50
 
 
-def check_lanes(lanes) -> tuple[str, ...]:
+def check_lanes(lanes, *, vectors: bool = False) -> tuple[str, ...]:
+    """The chosen lanes in their fixed order; None: every lane that is on. `vectors`: whether
+    the semantic lane is on (then "vectors" may be chosen)."""
+    known = LANES + ((VECTORS,) if vectors else ())
+    if lanes is None:
+        return known
     if isinstance(lanes, str):
         lanes = (lanes,)
     try:
         chosen = tuple(dict.fromkeys(lanes))
     except TypeError:
-        raise QueryError(f"lanes must be a list of {', '.join(LANES)}") from None
-    if not chosen or any(lane not in LANES for lane in chosen):
-        raise QueryError(f"lanes must be one or both of {', '.join(LANES)}; got {list(chosen)!r}")
-    return tuple(lane for lane in LANES if lane in chosen)
+        raise QueryError(f"lanes must be a list of {', '.join(known)}") from None
+    if not chosen or any(lane not in known for lane in chosen):
+        off = " (vectors needs the semantic lane on: [semantic] enabled = true)" if VECTORS in chosen else ""
+        raise QueryError(f"lanes must be one or more of {', '.join(known)}; got {list(chosen)!r}{off}")
+    return tuple(lane for lane in known if lane in chosen)
 
 
 @dataclass
@@ -181,35 +192,45 @@ def _cheap_phrase(conn: apsw.Connection, tokens: tuple) -> bool:
 
 
 def fuse(conn: apsw.Connection, item_hits: list[dict], lane: list[LaneHit], limit: int, *,
-         explain: bool = False) -> list[dict]:
-    """One hit per session, by reciprocal rank fusion of the two lanes' session orders."""
+         explain: bool = False, near=()) -> list[dict]:
+    """One hit per session, by reciprocal rank fusion of the lanes' session orders; `near`: the
+    vector lane's sessions (query/vectors.py VectorHits), when it ran."""
     sessions: dict[tuple[str, str], dict] = {}
     for h in item_hits:
         key = (h["source"], h["session_id"])
         if key not in sessions:
-            sessions[key] = {"item": h, "items_rank": len(sessions) + 1, "lane": None}
+            sessions[key] = {"item": h, "items_rank": len(sessions) + 1, "lane": None, "near": None}
     items_ranked = len(sessions)
     for hit in lane:
-        entry = sessions.setdefault((hit.source, hit.session_id), {"item": None, "items_rank": None, "lane": None})
+        entry = sessions.setdefault((hit.source, hit.session_id),
+                                    {"item": None, "items_rank": None, "lane": None, "near": None})
         entry["lane"] = hit
+    for hit in near:
+        entry = sessions.setdefault((hit.source, hit.session_id),
+                                    {"item": None, "items_rank": None, "lane": None, "near": None})
+        entry["near"] = hit
     items_weight = separation([h.get("score") or 0.0 for h in item_hits])
     messages_weight = MESSAGES_WEIGHT * separation([-hit.match.bm25 for hit in lane])
+    vectors_weight = getattr(near, "weight", 0.0)
     for entry in sessions.values():
         score = 0.0
         if entry["items_rank"] is not None:
             score += items_weight / (RRF_K + entry["items_rank"])
         if entry["lane"] is not None:
             score += messages_weight / (RRF_K + entry["lane"].rank)
+        if entry["near"] is not None:
+            score += vectors_weight / (RRF_K + entry["near"].rank)
         entry["score"] = score
-        entry["weights"] = (items_weight, messages_weight)
+        entry["weights"] = (items_weight, messages_weight, vectors_weight)
     order = sorted(sessions.values(),
-                   key=lambda e: (-e["score"], e["items_rank"] or items_ranked + 1, e["lane"].rank if e["lane"] else 0))
+                   key=lambda e: (-e["score"], e["items_rank"] or items_ranked + 1, e["lane"].rank if e["lane"] else 0,
+                                  e["near"].rank if e["near"] else 0))
     order = order[:limit]
-    missing = [e["lane"].item_id for e in order if e["item"] is None]
+    missing = [_shown_by(e) for e in order if e["item"] is None]
     rows = fetch_hits(conn, missing)
     hits = []
     for e in order:
-        base = e["item"] if e["item"] is not None else rows.get(e["lane"].item_id)
+        base = e["item"] if e["item"] is not None else rows.get(_shown_by(e))
         if base is None:
             continue  # deleted by a writer since the lane read it
         hit = {k: v for k, v in base.items() if k != "explain"}
@@ -218,6 +239,12 @@ def fuse(conn: apsw.Connection, item_hits: list[dict], lane: list[LaneHit], limi
             hit["explain"] = {**(base.get("explain") or {}), "fusion": _why(e)}
         hits.append(hit)
     return hits
+
+
+def _shown_by(entry: dict) -> int:
+    """The item that shows a session no items-lane hit found: its best message's, else its
+    nearest vector's."""
+    return entry["lane"].item_id if entry["lane"] is not None else entry["near"].item_id
 
 
 def separation(scores: list[float]) -> float:
@@ -243,6 +270,12 @@ def _why(entry: dict) -> dict:
     if lane is not None:
         out.update(message_id=lane.match.id, message_role=lane.match.role, matched_terms=lane.match.matched,
                    coverage=lane.match.coverage, left_out_of_messages=lane.left_out)
+    near = entry["near"]
+    if len(entry["weights"]) > 2 and entry["weights"][2]:
+        out.update(vectors_weight=entry["weights"][2], vectors_rank=near.rank if near else None)
+        if near is not None:
+            out.update(vectors_similarity=round(near.similarity, 4),
+                       vectors_nearest="item" if near.window_id is None else f"message window {near.window_id}")
     return out
 
 
@@ -252,15 +285,20 @@ def lane_only(conn: apsw.Connection, lane: list[LaneHit], limit: int, *, explain
 
 
 def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: Callable[[int], list[dict]], *,
-           sources, source, project, since, limit: int, time_budget_ms: int, explain: bool) -> list[dict]:
-    """The fused search; `items_lane(n)` runs the items search for its best n hits."""
+           sources, source, project, since, limit: int, time_budget_ms: int, explain: bool,
+           vectors_lane: Callable[[], list] | None = None) -> list[dict]:
+    """The fused search; `items_lane(n)` runs the items search for its best n hits;
+    `vectors_lane()` the vector lane (query/vectors.py), when "vectors" is chosen."""
     lane = message_lane(conn, query, sources=sources, source=source, project=project, since=since,
-                        time_budget_ms=time_budget_ms)
-    if lanes == ("messages",):
-        hits = Hits(lane_only(conn, lane, limit, explain=explain))
-        hits.cut = lane.cut
+                        time_budget_ms=time_budget_ms) if "messages" in lanes else Hits()
+    near = vectors_lane() if vectors_lane is not None and VECTORS in lanes else ()
+    notes = (near.off,) if getattr(near, "off", None) else ()
+    if "items" not in lanes:
+        hits = Hits(fuse(conn, [], lane, limit, explain=explain, near=near))
+        hits.cut, hits.notes = lane.cut, notes
         return hits
     item_hits = items_lane(max(limit, LANE_SESSIONS))
-    hits = Hits(fuse(conn, item_hits, lane, limit, explain=explain))
+    hits = Hits(fuse(conn, item_hits, lane, limit, explain=explain, near=near))
     hits.cut = lane.cut or getattr(item_hits, "cut", False)
+    hits.notes = notes
     return hits

@@ -107,15 +107,19 @@ def search(
     explain: bool = False,
     now: datetime | None = None,
     recency_weight: float | None = None,
-    lanes: Sequence[str] = fused.LANES,
+    lanes: Sequence[str] | None = None,
     current_first: bool = True,
+    semantic=None,
 ) -> list[dict]:
     """Items matching any term of `query`, best first: BM25 over the indexed fields, then a
     recency factor (see the package docstring for the method and for what the time budget does).
 
     `lanes` chooses the rankings: ("items",) is the items search alone; ("messages",) the
     messages index alone, each session shown by the item holding its best message; both (the
-    default) fuses them per session (query/fused.py).
+    default) fuses them per session (query/fused.py). `semantic`, a query.vectors.VectorLane
+    (given when `[semantic]` turns the lane on), adds the lane "vectors" to the default and to
+    the choices; when the library's vectors cannot answer (another model, none yet) the hits'
+    `notes` say why and the keyword lanes answer alone.
 
     Each hit: id, title, summary, project, source, agent, session_id, occurred_at, score; with
     `explain`, an `explain` dict of the numbers behind the score. Never raises for what the query
@@ -127,11 +131,11 @@ def search(
     fusion: its rule compares items' scores, which fusion scores are not.
     """
     opts = options_or_default(options)
-    chosen = fused.check_lanes(lanes)
+    chosen = fused.check_lanes(lanes, vectors=semantic is not None)
     if chosen != ("items",):
         return _fused(conn, query, chosen, allowed=allowed, source=source, project=project, since=since,
                       limit=clamp_limit(limit, opts.default_limit, opts.max_limit), options=opts, explain=explain,
-                      now=now, recency_weight=recency_weight, current_first=current_first)
+                      now=now, recency_weight=recency_weight, current_first=current_first, semantic=semantic)
     hits = _search(
         conn, query, allowed=allowed, source=source, project=project, since=since,
         limit=clamp_limit(limit, opts.default_limit, opts.max_limit), options=opts, explain=explain, now=now,
@@ -181,7 +185,7 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
 
 
 def _fused(conn, query, lanes, *, allowed, source, project, since, limit, options, explain, now,
-           recency_weight, current_first) -> list[dict]:
+           recency_weight, current_first, semantic=None) -> list[dict]:
     """search() over the messages lane too (query/fused.py); the items lane is _search."""
     since_text = parse_time(since, "since")
     if recency_weight is not None:
@@ -200,9 +204,14 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
                        options=options, explain=explain, now=now, recency_weight=recency_weight)
         return _current_first(conn, hits, options) if current_first else hits
 
+    def vectors_lane():
+        return semantic.sessions(conn, query, sources=sources, source=source or None, project=project or None,
+                                 since=since_text)
+
     return fused.search(conn, query, lanes, items_lane, sources=sources, source=source or None,
                         project=project or None, since=since_text, limit=limit,
-                        time_budget_ms=options.time_budget_ms, explain=explain)
+                        time_budget_ms=options.time_budget_ms, explain=explain,
+                        vectors_lane=vectors_lane if semantic is not None else None)
 
 
 def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:

@@ -138,6 +138,19 @@ class _Tools:
     def options(self):
         return self.registry.config().search
 
+    def semantic(self):
+        """The vector lane when the config turns it on (made again when its section changes),
+        else None: nothing of it is imported."""
+        config = self.registry.config().semantic
+        if not config.enabled:
+            return None
+        lane = getattr(self, "_lane", None)
+        if lane is None or lane.config != config:
+            from jezero.query.vectors import VectorLane
+
+            lane = self._lane = VectorLane(config)
+        return lane
+
     def run(self, fn, *args, **kwargs):
         return self.run_timed(fn, *args, **kwargs)[0]
 
@@ -227,15 +240,19 @@ def build_mcp_server(
         since: Since = None,
         limit: _limit(10) = None,
         explain: Annotated[bool, Field(description="Add how each score was made up.")] = False,
-        lanes: Annotated[list[Literal["items", "messages"]] | None, Field(
-            description="Only these rankings: items (the summaries) or messages (the transcripts); both by default.")] = None,
+        lanes: Annotated[list[Literal["items", "messages", "vectors"]] | None, Field(
+            description="Only these rankings: items (the summaries), messages (the transcripts), vectors (the "
+                        "semantic lane, where the server has it on); every one that is on by default.")] = None,
     ) -> CallToolResult:
         options = tools.options()
         # The hooks ask for the items alone (their rule reads titles and summaries only).
         chosen = {"lanes": lanes} if lanes else {}
         hits = tools.run(q.search, query, allowed=tools.allowed(), source=source, project=project,
-                         since=since, limit=limit, options=options, explain=explain, **chosen)
+                         since=since, limit=limit, options=options, explain=explain, semantic=tools.semantic(),
+                         **chosen)
         answer: dict[str, Any] = {"items": [shape.hit(h) for h in hits]}
+        if getattr(hits, "notes", ()):
+            answer["lanes_note"] = " ".join(hits.notes)  # e.g. the semantic lane is off, and why
         if getattr(hits, "cut", False):
             # The work budget ran out: these are the best of what was looked at, or nothing; that
             # is not "no match", and the advice to try other words would be wrong.

@@ -158,6 +158,9 @@ class Store:
         # Called after each write commits (a derived search index follows the library; see
         # jezero.store.engines.follower). A failing listener is logged: the write stands.
         self.after_write: list = []
+        # The semantic lane's writer (jezero.store.vectors.VectorWriter), set by whoever turns the
+        # lane on; None: no vectors are written and items written now are behind until `jezero embed`.
+        self.vectors = None
         try:
             migrate(self.db, tokenizer, migrate_to)
         except apsw.SQLError as e:
@@ -245,13 +248,18 @@ class Store:
         leaves neither, so the call log never lists a paid call whose items were lost."""
         ids = []
         now = now_text()
+        items = list(items)
+        # Embedded before the transaction opens: the model's work holds no lock.
+        prepared = self.vectors.prepare_records(items) if self.vectors is not None and items else None
         with self.db:
             for call in calls:
                 self.record_call(**call)
             for uid in delete_uids:
                 self._delete(uid)
-            for it in items:
+            for i, it in enumerate(items):
                 ids.append(self._upsert(it, now))
+                if prepared is not None:
+                    self.vectors.put(self.db, ids[-1], prepared[i])
             for key, value in (cursor or {}).items():
                 self.db.execute(
                     "INSERT INTO cursors(connector, key, value) VALUES(?, ?, ?) "
@@ -274,6 +282,8 @@ class Store:
     def _delete(self, uid: str) -> None:
         row = self.db.execute("SELECT id FROM items WHERE uid=?", (uid,)).fetchone()
         if row:
+            if self.vectors is not None:
+                self.vectors.drop(self.db, row[0])
             message_rows.remove(self.db, row[0])
             self.db.execute("DELETE FROM items_fts WHERE rowid=?", (row[0],))
             self.db.execute("DELETE FROM items WHERE id=?", (row[0],))
@@ -317,8 +327,11 @@ class Store:
             ).fetchone()
             if not row:
                 raise StoreError(f"no item {item_id}")
+            fresh = self.vectors is not None and self.vectors.is_fresh(self.db, item_id)
             self.db.execute("UPDATE items SET project=?, updated_at=? WHERE id=?", (project, now_text(), item_id))
             message_rows.retag(self.db, item_id, project)
+            if self.vectors is not None:
+                self.vectors.retag(self.db, item_id, project, fresh)
             self.db.execute("DELETE FROM items_fts WHERE rowid=?", (item_id,))
             self.db.execute(
                 "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",

@@ -111,11 +111,7 @@ def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | Non
         messages = from_original(item.original)
     default_at = at_text(item.occurred_at)
     rows = []
-    for seq, m in enumerate(messages):
-        role = m.role if m.role in ROLES else "system"
-        text = bound(role, m.text or "")
-        if not text:
-            continue
+    for seq, role, m, text in kept(messages):
         rows.append(((item_id, item.source, item.session_id, item.parent_session_id, item.project,
                       item.segment_index, seq, role, m.tool, at_text(m.at) if m.at else default_at,
                       prompt_hash(role, text)), text))
@@ -127,6 +123,18 @@ def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | Non
         db.execute("INSERT INTO message_texts(id, text) VALUES(?, ?)", (message_id, text))
         db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (message_id, text))
     return len(rows)
+
+
+def kept(messages: list[MessageRecord]) -> list[tuple[int, str, MessageRecord, str]]:
+    """(seq, role, message, bounded text) of each message that replace() stores, numbered as it
+    numbers them: the semantic lane's message windows are cut from exactly these."""
+    out = []
+    for seq, m in enumerate(messages):
+        role = m.role if m.role in ROLES else "system"
+        text = bound(role, m.text or "")
+        if text:
+            out.append((seq, role, m, text))
+    return out
 
 
 def remove(db, item_id: int) -> None:

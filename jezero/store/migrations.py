@@ -155,7 +155,31 @@ def _v7(db, tokenizer: str) -> None:
     )
 
 
-MIGRATIONS = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]  # index + 1 = the version it produces
+def _v8(db, tokenizer: str) -> None:
+    """The semantic lane's bookkeeping (jezero/store/vectors.py), in plain tables so that this
+    migration needs neither sqlite-vec nor an embedder: which change of each item its vectors
+    reflect (an item written while the lane was off, or by another model, is behind, and
+    `jezero embed` brings it up), and which messages each message window covers. The vector
+    tables themselves (vec0) are made when the lane first writes, with the embedder's dimension.
+    IF NOT EXISTS: the same tables whatever order the branches' migrations ran in."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS item_vector_state(
+            item_id INTEGER PRIMARY KEY,
+            seq INTEGER NOT NULL               -- item_changes.seq of the item its vectors were made from
+        );
+        CREATE TABLE IF NOT EXISTS message_windows(
+            id INTEGER PRIMARY KEY,            -- = the window's row in window_vectors
+            item_id INTEGER NOT NULL,
+            first_seq INTEGER NOT NULL,        -- messages (item_id, seq) first_seq..last_seq
+            last_seq INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS message_windows_item ON message_windows(item_id);
+        """
+    )
+
+
+MIGRATIONS = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]  # index + 1 = the version it produces
 LATEST = len(MIGRATIONS)
 
 

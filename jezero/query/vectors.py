@@ -1,0 +1,187 @@
+"""The vector lane of search (the semantic lane, `[semantic] enabled = true`): sessions ranked by
+how near their vectors are to the query's, so that a query in other words than the session's
+still finds it.
+
+The query is embedded once (`query=True`) by the configured embedder. Its nearest neighbours are
+read from both vector tables (jezero/store/vectors.py): the items' vectors (title, summary,
+questions, atoms) and the message windows' (stretches of the transcript), `k` from each, with
+the filters (the caller's sources, source, project, since) inside the scan, so the cut to `k`
+is made among what the caller may read: a source outside the key never takes a place, however
+near its vectors are. Each source is a partition of the tables: a key limited to some sources
+scans theirs one by one and keeps the k nearest of all. A session ranks by its best vector, item or window. What the vectors say
+of an item is checked against the item itself afterwards (a project retagged while the lane was
+off), and an item deleted since is left out.
+
+The lane answers only when the library's vectors come from the configured embedder's model; else
+it is off and says why (`VectorHits.off`), and search answers with the keyword lanes alone.
+
+Imported only when the lane is on: it brings numpy, sqlite-vec and the plugin host.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import apsw
+
+from jezero.config import SemanticConfig
+from jezero.models import EmbedderNotReady
+from jezero.query.common import Hits
+from jezero.store import vectors as stored
+
+# Sessions the lane hands to the fusion, as many as the messages lane (fused.LANE_SESSIONS).
+LANE_SESSIONS = 50
+
+
+@dataclass
+class VectorHit:
+    """A session as the vector lane found it: the item of its best vector."""
+
+    item_id: int
+    source: str
+    session_id: str
+    rank: int  # from 1
+    similarity: float  # cosine, -1..1
+    window_id: int | None  # the message window nearest, None when it is the item's own vector
+
+
+class VectorHits(Hits):
+    off: str | None = None  # why the lane did not answer; None when it did
+    weight: float = 0.0  # its weight in the fusion
+
+
+class VectorLane:
+    """The lane for one process: the `[semantic]` config and its embedder, built on first use."""
+
+    def __init__(self, config: SemanticConfig):
+        self.config = config
+        self._lock = threading.Lock()
+        self._embedder = None
+        self._error: str | None = None
+
+    def embedder(self):
+        """The embedder, or None with `self._error` saying why (not installed, not ready)."""
+        with self._lock:
+            if self._embedder is None and self._error is None:
+                try:
+                    self._embedder = stored.build_embedder(self.config)
+                except (LookupError, EmbedderNotReady) as e:
+                    self._error = str(e)
+            return self._embedder
+
+    def off_reason(self, conn: apsw.Connection) -> str | None:
+        """Why the lane cannot answer on this library now, or None when it can."""
+        embedder = self.embedder()
+        if embedder is None:
+            return f"the semantic lane is off: {self._error}"
+        stored.load_extension(conn)
+        found = stored.recorded(conn)
+        if found is None or not stored.has_tables(conn):
+            return "the semantic lane is off: the library has no vectors yet (run `jezero embed`)"
+        wanted = stored.model_of(self.config.embedder, embedder)
+        if found.model_id != wanted.model_id or found.dimension != wanted.dimension:
+            return "the semantic lane is off: " + stored.mismatch(found, wanted)
+        return None
+
+    def sessions(self, conn: apsw.Connection, query: str, *, sources, source, project, since,
+                 limit: int = LANE_SESSIONS) -> VectorHits:
+        """The sessions nearest the query, best first (at most `limit`)."""
+        out = VectorHits()
+        out.off = self.off_reason(conn)
+        if out.off is not None:
+            return out
+        out.weight = self.config.weight
+        vector = stored.unit_rows(self.embedder(), [query], query=True)[0]
+        if not vector.any():
+            return out  # nothing in the query to embed
+        blob = vector.tobytes()
+        k = self.config.k
+        near: list[tuple[float, int, int | None]] = []  # (distance, item id, window id)
+        for part in _partitions(sources, source):
+            where, args = _filters(part, project, since)
+            items = [(d, i, None) for i, d in conn.execute(
+                f"SELECT item_id, distance FROM {stored.ITEM_VECTORS} WHERE embedding MATCH ? AND k = ?{where}",
+                [blob, k, *args])]
+            windows = [(d, i, w) for w, d, i in conn.execute(
+                f"SELECT window_id, distance, item_id FROM {stored.WINDOW_VECTORS} "
+                f"WHERE embedding MATCH ? AND k = ?{where}", [blob, k, *args])]
+            near += items + windows
+        # Each table's k nearest over all the partitions scanned, as one scan of them would give.
+        near = _nearest([n for n in near if n[2] is None], k) + _nearest([n for n in near if n[2] is not None], k)
+        items = _items(conn, {i for _, i, _ in near})
+        best: dict[tuple[str, str], tuple[float, int, int | None]] = {}
+        for distance, item_id, window_id in sorted(near, key=lambda n: (n[0], -n[1])):
+            row = items.get(item_id)
+            if row is None or not _passes(row, sources, source, project, since):
+                continue  # deleted, or its vectors' filter columns are older than the item
+            key = (row[0], row[1])
+            if key not in best:
+                best[key] = (distance, item_id, window_id)
+        for (src, session_id), (distance, item_id, window_id) in list(best.items())[:limit]:
+            out.append(VectorHit(item_id, src, session_id, len(out) + 1, 1.0 - distance * distance / 2.0, window_id))
+        return out
+
+
+def _partitions(sources, source) -> list[str | None]:
+    """The sources to scan one by one (the tables' partition key); [None]: one scan of all."""
+    if source is not None:
+        return [source] if sources is None or source in sources else []
+    return [None] if sources is None else list(sources)
+
+
+def _nearest(near: list[tuple], k: int) -> list[tuple]:
+    return sorted(near, key=lambda n: (n[0], -n[1]))[:k]
+
+
+def _filters(source, project, since) -> tuple[str, list]:
+    """The vec0 constraints (partition, then metadata): evaluated inside the nearest-neighbour scan."""
+    where, args = [], []
+    if source is not None:
+        where.append("source_key = ?")
+        args.append(stored.name_key(source))
+    if project is not None:
+        where.append("project_key = ?")
+        args.append(stored.name_key(project))
+    if since is not None:
+        where.append("at >= ?")
+        args.append(stored.seconds(since))  # rounded down: _passes compares the exact times
+    return "".join(" AND " + w for w in where), args
+
+
+def _items(conn: apsw.Connection, ids: set[int]) -> dict[int, tuple]:
+    if not ids:
+        return {}
+    ordered = sorted(ids)
+    rows = conn.execute(f"SELECT id, source, session_id, project, occurred_at FROM items "
+                        f"WHERE id IN ({','.join('?' * len(ordered))})", ordered)
+    return {r[0]: r[1:] for r in rows}
+
+
+def _passes(row: tuple, sources, source, project, since) -> bool:
+    """The filters again, on the item itself (the scan applied them to the vectors' copies)."""
+    return ((sources is None or row[0] in sources) and (source is None or row[0] == source)
+            and (project is None or row[2] == project) and (since is None or row[3] >= since))
+
+
+def describe(conn: apsw.Connection | None, config: SemanticConfig) -> dict:
+    """What `jezero status` and `jezero up` say about the lane: on or off, which embedder and
+    model, the library's model, how many items are behind. Builds the embedder (no download)."""
+    info = {"enabled": config.enabled, "embedder": config.embedder, "model_id": None, "library_model_id": None,
+            "items": None, "behind": None, "off": None}
+    if not config.enabled:
+        info["off"] = "off ([semantic] enabled = false)"
+        return info
+    lane = VectorLane(config)
+    embedder = lane.embedder()
+    if embedder is not None:
+        info["model_id"] = embedder.model_id
+    if conn is not None:
+        found = stored.recorded(conn)
+        info["library_model_id"] = found.model_id if found else None
+        info["items"] = conn.execute("SELECT count(*) FROM items").fetchone()[0]
+        info["behind"] = stored.behind_count(conn)
+        info["off"] = lane.off_reason(conn)
+    elif embedder is None:
+        info["off"] = f"the semantic lane is off: {lane._error}"
+    return info
