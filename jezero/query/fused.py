@@ -5,65 +5,69 @@ words someone later types (an error code, a flag, a name said once) are often on
 transcript. search() therefore ranks twice and fuses:
 
 - the items lane is search as it always was (BM25 over the item fields, times recency);
-- the messages lane ranks sessions by their transcripts: a session scores the IDF of every
-  distinct query word found in any of its messages (a BM25 over whole transcripts counts them
-  the same way, less term frequency and length), and is shown by its best message. It reads only
-  the query's rarer words: a word in more than LANE_MAX_ROWS messages, or in half of them, is
-  left out of this lane (the items lane still uses it). Such a word says little about which
-  session is meant (its IDF is low), and reading every message that holds it would cost more
-  than the whole items search (benchmarks/messages/README.md). A query made only of common
-  words is answered by the items. Words under three characters are left out too.
-  A term the index reads as a phrase (`scripts/order_event.py`: four words) is looked up only
-  when its words are in PHRASE_MAX_ROWS messages at most, together: FTS5 reads every word's list
-  to check positions, which for four common words cost 10-40 ms at 2,000 sessions. Such
-  identifiers are what the items' trigram index finds well.
+- the messages lane ranks sessions by their transcripts. For each ranking term (not a stop word,
+  terms.is_stop_word, nor under three characters, unless quoted), FTS5 scores every message
+  holding it with bm25 for that term alone (its IDF, its frequency in the message, the message's
+  length); a session scores, per term, its best message's score, summed over the terms it holds.
+  So a session holding more of the query's rarer words comes first, and a word said in one short
+  message counts more than the same word lost in a long log. The session is shown by its best
+  message (the highest sum over its terms). A term is read at its LANE_MAX_ROWS newest messages
+  (what passes the filters): past that, older sessions holding only that word are not seen by
+  this lane (`explain` says so; the items lane still reads it). A term the index reads as a
+  phrase (`scripts/order_event.py`: four words) is looked up only when its words are in
+  PHRASE_MAX_ROWS messages at most, together: FTS5 reads every word's list to check positions,
+  which for four common words cost 10-40 ms at 2,000 sessions. Such identifiers are what the
+  items' trigram index finds well.
 
-Fusion is reciprocal rank fusion over sessions: score = sum over lanes of weight / (RRF_K +
-rank), rank counted from 1 within each lane, weight 1 for the items and MESSAGES_WEIGHT (0.75)
-for the messages, each times the lane's separation: how far its first score stands above its
-SEPARATION_DEPTH-th (separation()). A lane's order means something when its best hits stand out
-(an error code in one summary); when they all score alike it says little, as in small talk,
-where every item's summary matches a query only through its common words and the items lane
-would otherwise bury the one session whose transcript holds the fact. A session found by both
-lanes rises above one found by either; one found by one lane only still ranks. Each session is shown by one item: the best item
-of the items lane when that lane found the session (its title and atoms lead), else the item
-whose transcript holds the best message. On equal scores the items lane's order decides.
+Fusion is weighted reciprocal rank fusion over sessions (fuse(), a list of lanes, so a third
+lane is one more Ranked): score = sum over lanes of weight * gate / (RRF_K + rank), rank counted
+from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT. The items lane weighs its
+separation (how far its first score stands above its SEPARATION_DEPTH-th: a lane whose hits all
+score alike says little), and each of its sessions is gated by the messages lane's evidence for
+it, (that session's messages score / the lane's best) ** GATE_POWER. In small talk every item's
+summary matches a question through everyday words, and the items' order is noise: a session the
+items put first whose transcript holds few of the query's words gives way to the one whose
+transcript holds the fact. In coding sessions the item that leads (an error in its atoms) is
+also the session whose transcript holds the words, so it keeps its say. Each session is shown by
+one item: the best item of the items lane when that lane found it (its title and atoms lead),
+else the item whose transcript holds the best message. On equal scores the items lane's order
+decides.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import apsw
 
-from jezero.query import bm25
 from jezero.query import messages as mq
 from jezero.query.common import Hits, budget, fetch_hits
 from jezero.query.errors import QueryError
+from jezero.query.terms import is_stop_word
 
 LANES = ("items", "messages")
 # The usual constant of reciprocal rank fusion (Cormack et al. 2009): large enough that the first
 # few places of one lane do not drown the other lane, small enough that place 1 still counts.
 RRF_K = 60
-# The messages lane's say next to the items lane's (1.0), before each is scaled by its separation
-# (below; these figures predate it). The items are the condensed, curated
-# view; the transcripts a wider, noisier one. On benchmarks/retrieval (109 queries) overall
-# R@1 / R@5 / MRR@10 were 0.783 / 0.942 / 0.865 at 1.0, 0.792 / 0.951 / 0.870 at 0.75,
-# 0.783 / 0.960 / 0.867 at 0.5 and 0.755 / 0.942 / 0.849 at 1.5. With 0.75 a session that only
-# the messages found, at their rank 1, places as the items' rank 21 would alone.
-MESSAGES_WEIGHT = 0.75
-# A lane's weight is scaled by how clearly it separates its best session from the rest: its
-# SEPARATION_DEPTH-th score (or its last, when it found fewer) against its first, as
-# (first - that) / first, to the power SEPARATION_POWER. A lane whose best hits all score about
-# the same (the items of small talk, where only common words matched the summaries) says little
-# about which session is meant and gives way to the other lane. Chosen on one half of
-# benchmarks/retrieval's queries (see its README); the other half is the check.
+# The lanes' say. Chosen on half A of benchmarks/retrieval's queries (its README: the halves, the
+# candidates tried, the figures on half B): the messages lane at 1.0, the items at their
+# separation (depth 20, power 2) with the gate's power 4 scored best on A (coding MRR@10 +
+# conversational R@10 + long-chat R@10); without the gate any items weight from 0.25 to 1 took
+# long-chat R@1 from 0.58 (the messages alone) to 0.29-0.41.
+MESSAGES_WEIGHT = 1.0
 SEPARATION_DEPTH = 20
 SEPARATION_POWER = 2
-# A term in more messages than this is left out of the messages lane: walking its list up to the
-# cap costs well under a millisecond, reading where each of its messages belongs about a
-# microsecond each (more from a cold page); past it the term's IDF is low.
+GATE_POWER = 4
+# The current-first rule runs again over the fused order only when the items lane's weight (its
+# separation) is at least this: the rule reads the items' subjects and scores, which mean
+# something when the items' best hits stand out, not when every chat summary matches alike
+# (there it moved newer small talk first: conversational R@1 0.258 -> 0.102 on both halves).
+CURRENT_FIRST_WEIGHT = 0.8
+# A term is read at its newest this many messages (that pass the filters): walking its list costs
+# well under a millisecond, scoring and placing each message a microsecond or two
+# (benchmarks/messages/README.md); past it the term's IDF is low.
 LANE_MAX_ROWS = 1000
 # A phrase (a term the index reads as several words) is looked up only when its words' lists hold
 # this many rows at most, together.
@@ -72,8 +76,7 @@ PHRASE_MAX_ROWS = 10_000
 # index, match whole transcripts in one language: the lane leaves them out, as the items'
 # trigram index (three characters at least) does.
 LANE_MIN_CHARS = 3
-# Messages read per step while walking the lane's order, and sessions taken from each lane.
-LANE_FETCH = 200
+# Sessions taken from each lane.
 LANE_SESSIONS = 50
 
 
@@ -98,16 +101,15 @@ class LaneHit:
     session_id: str
     rank: int  # from 1
     match: mq.Match
-    left_out: list[str]  # query words too common for this lane
+    left_out: list[str]  # query phrases too costly for this lane
+    capped: list[str] = ()  # query words ranked among their newest LANE_MAX_ROWS messages only
 
 
 def message_lane(conn: apsw.Connection, query: str, *, sources, source, project, since, time_budget_ms: int,
                  sessions: int = LANE_SESSIONS) -> Hits:
-    """Sessions ranked by the IDF of the distinct query words their messages hold; on a tie, by
-    their best message's, then the newer. Each kept word's messages are read once, as a list of
-    ids (the walk that also tells whether the word is rare enough); bm25's term frequency and
-    length normalisation would need a second, ranked pass over the same lists, which cost more
-    than the items search itself (benchmarks/messages/README.md)."""
+    """Sessions ranked by their messages (see the module docstring): for each ranking term, FTS5's
+    bm25 of every message holding it (its newest LANE_MAX_ROWS); a session scores its best
+    message's per term, summed over the terms it holds. Shown by its best message."""
     if not mq.has_messages(conn):
         return Hits()
     terms = mq.terms_for(conn, query)
@@ -117,56 +119,55 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                                 include_tools=True, include_subagents=True, since=since)
     with budget(conn, time_budget_ms):
         try:
-            total = mq.message_count(conn)
-            kept: list[tuple] = []  # (term, ids)
-            left_out = []
+            left_out, capped = [], []
+            per_term: list[tuple[str, list[mq.Match]]] = []
             for t in terms:
-                if len(t.text) < LANE_MIN_CHARS:
-                    continue  # "de", "on", "a": the items' trigram index cannot look them up either
+                if is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact):
+                    continue  # "did", "where", "de", "on": they say nothing about which session is meant
                 if len(t.key) > 1 and not _cheap_phrase(conn, t.key):
                     left_out.append(t.text)  # a phrase of common words: see the module docstring
                     continue
-                ids = mq.ids_up_to(conn, t, LANE_MAX_ROWS + 1)
-                if len(ids) > LANE_MAX_ROWS or 2 * len(ids) >= total:  # (bm25 floors the IDF at N/2 too)
-                    left_out.append(t.text)
-                elif ids:
-                    kept.append((t, ids))
-            if not kept:
-                return Hits()
-            held: dict[int, list[str]] = {}  # message id -> the kept terms it holds
-            score: dict[int, float] = {}  # message id -> the sum of their IDFs
-            weights: dict[str, float] = {}
-            for t, ids in kept:
-                weight = weights[t.text] = bm25.idf(total, len(ids))
-                for i in ids:
-                    held.setdefault(i, []).append(t.text)
-                    score[i] = score.get(i, 0.0) + weight
-            # A session holds the terms of all its messages: it scores the IDF of every distinct
-            # term found anywhere in it (as a BM25 over whole transcripts would count them), and
-            # is shown by its best message.
-            ids = sorted(held)
-            found: dict[tuple[str, str], dict] = {}
-            for start in range(0, len(ids), LANE_FETCH * 5):
-                rows = mq.rows(conn, ids[start:start + LANE_FETCH * 5], filters)
-                for i, m in rows.items():
-                    entry = found.setdefault((m.source, m.session_id), {"terms": {}, "best": None})
-                    for t in held[i]:
-                        entry["terms"][t] = weights[t]
-                    best = entry["best"]
-                    if best is None or (score[i], i) > (score[best.id], best.id):
-                        entry["best"] = m
-            ranked = sorted(found.values(), key=lambda e: (-sum(e["terms"].values()), -score[e["best"].id],
-                                                           -e["best"].id))[:sessions]
-            out = Hits()
-            for e in ranked:
-                m = e["best"]
-                m.coverage, m.bm25, m.matched = len(e["terms"]), -sum(e["terms"].values()), sorted(e["terms"])
-                out.append(LaneHit(m.item_id, m.source, m.session_id, len(out) + 1, m, left_out))
-            return out
+                found = mq.term_matches(conn, t, filters, LANE_MAX_ROWS)
+                if len(found) == LANE_MAX_ROWS:
+                    capped.append(t.text)
+                if found:
+                    per_term.append((t.text, found))
+            return _rank_sessions(per_term, left_out, capped, sessions)
         except apsw.InterruptError:
             out = Hits()  # out of work: the items lane answers alone
             out.cut = True
             return out
+
+
+def _rank_sessions(per_term: list[tuple[str, list[mq.Match]]], left_out: list[str], capped: list[str],
+                   sessions: int) -> Hits:
+    """The session order of the messages lane, from each term's scored messages."""
+    message_score: dict[int, float] = {}
+    message: dict[int, mq.Match] = {}
+    session_terms: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for text, found in per_term:
+        for m in found:
+            relevance = -m.bm25
+            message.setdefault(m.id, m)
+            message_score[m.id] = message_score.get(m.id, 0.0) + relevance
+            session_terms.setdefault((m.source, m.session_id), {}).setdefault(text, []).append(relevance)
+    best: dict[tuple[str, str], mq.Match] = {}
+    for i, m in message.items():
+        key = (m.source, m.session_id)
+        b = best.get(key)
+        if b is None or (message_score[i], i) > (message_score[b.id], b.id):
+            best[key] = m
+    # A session scores, per term, its best message's bm25 for it. Adding later messages too (0.05,
+    # 0.1 or 0.3 of their own) lowered coding R@1 on half A (0.827 -> 0.792, 0.720, ~0.5): a word
+    # repeated through a test log outweighed the message about it.
+    scored = {key: sum(max(v) for v in by_term.values()) for key, by_term in session_terms.items()}
+    ranked = sorted(scored, key=lambda k: (-scored[k], -message_score[best[k].id], -best[k].id))[:sessions]
+    out = Hits()
+    for key in ranked:
+        m = best[key]
+        m.coverage, m.bm25, m.matched = len(session_terms[key]), -scored[key], sorted(session_terms[key])
+        out.append(LaneHit(m.item_id, m.source, m.session_id, len(out) + 1, m, left_out, capped))
+    return out
 
 
 def _cheap_phrase(conn: apsw.Connection, tokens: tuple) -> bool:
@@ -180,42 +181,69 @@ def _cheap_phrase(conn: apsw.Connection, tokens: tuple) -> bool:
     return True
 
 
-def fuse(conn: apsw.Connection, item_hits: list[dict], lane: list[LaneHit], limit: int, *,
-         explain: bool = False) -> list[dict]:
-    """One hit per session, by reciprocal rank fusion of the two lanes' session orders."""
-    sessions: dict[tuple[str, str], dict] = {}
+@dataclass
+class Ranked:
+    """One lane's session order, as fuse() reads it: best first, one entry per session. `weight` is
+    the lane's say; `gate`, when given, scales each session's share (see items_lane())."""
+
+    name: str
+    weight: float
+    sessions: list[tuple[str, str]]  # (source, session_id)
+    shown: list  # what shows each session: an item hit (dict) or a LaneHit (its item is fetched)
+    gate: dict[tuple[str, str], float] | None = None
+
+
+def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
+    """The items' session order for fusion. Its weight is its separation; each session's share is
+    gated by the messages lane's evidence for it, (its messages score / the lane's best) **
+    GATE_POWER: an item that leads on words its transcript barely holds (a chat summary matched
+    through everyday words) gives way, one whose transcript agrees keeps its say. Without messages
+    (an old library, a query of short words, a lane out of work) the items rank alone."""
+    keys, shown = [], []
     for h in item_hits:
         key = (h["source"], h["session_id"])
-        if key not in sessions:
-            sessions[key] = {"item": h, "items_rank": len(sessions) + 1, "lane": None}
-    items_ranked = len(sessions)
-    for hit in lane:
-        entry = sessions.setdefault((hit.source, hit.session_id), {"item": None, "items_rank": None, "lane": None})
-        entry["lane"] = hit
-    items_weight = separation([h.get("score") or 0.0 for h in item_hits])
-    messages_weight = MESSAGES_WEIGHT * separation([-hit.match.bm25 for hit in lane])
-    for entry in sessions.values():
-        score = 0.0
-        if entry["items_rank"] is not None:
-            score += items_weight / (RRF_K + entry["items_rank"])
-        if entry["lane"] is not None:
-            score += messages_weight / (RRF_K + entry["lane"].rank)
-        entry["score"] = score
-        entry["weights"] = (items_weight, messages_weight)
+        if key not in keys:
+            keys.append(key)
+            shown.append(h)
+    gate = None
+    if lane:
+        best = -lane[0].match.bm25
+        gate = {(x.source, x.session_id): (-x.match.bm25 / best) ** GATE_POWER for x in lane}
+    return Ranked("items", separation([h.get("score") or 0.0 for h in item_hits]), keys, shown, gate)
+
+
+def messages_ranked(lane: list[LaneHit]) -> Ranked:
+    return Ranked("messages", MESSAGES_WEIGHT, [(x.source, x.session_id) for x in lane], list(lane))
+
+
+def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain: bool = False) -> list[dict]:
+    """One hit per session, by weighted reciprocal rank fusion of the lanes' session orders:
+    sum over lanes of weight * gate / (RRF_K + rank). Ties go to the first lane's order, then the
+    next. Each session is shown by the first lane (in `lanes` order) that gives it an item."""
+    sessions: dict[tuple[str, str], dict] = {}
+    for lane in lanes:
+        for rank, (key, shown) in enumerate(zip(lane.sessions, lane.shown), start=1):
+            entry = sessions.setdefault(key, {"ranks": {}, "shares": {}, "shown": None, "score": 0.0})
+            gate = 1.0 if lane.gate is None else lane.gate.get(key, 0.0)
+            share = lane.weight * gate / (RRF_K + rank)
+            entry["ranks"][lane.name], entry["shares"][lane.name] = rank, share
+            entry["score"] += share
+            if entry["shown"] is None or (isinstance(entry["shown"], LaneHit) and isinstance(shown, dict)):
+                entry["shown"] = shown
+    unranked = max((len(lane.sessions) for lane in lanes), default=0) + 1
     order = sorted(sessions.values(),
-                   key=lambda e: (-e["score"], e["items_rank"] or items_ranked + 1, e["lane"].rank if e["lane"] else 0))
-    order = order[:limit]
-    missing = [e["lane"].item_id for e in order if e["item"] is None]
-    rows = fetch_hits(conn, missing)
+                   key=lambda e: (-e["score"], *(e["ranks"].get(lane.name, unranked) for lane in lanes)))[:limit]
+    rows = fetch_hits(conn, [e["shown"].item_id for e in order if isinstance(e["shown"], LaneHit)])
     hits = []
     for e in order:
-        base = e["item"] if e["item"] is not None else rows.get(e["lane"].item_id)
+        shown = e["shown"]
+        base = shown if isinstance(shown, dict) else rows.get(shown.item_id)
         if base is None:
             continue  # deleted by a writer since the lane read it
         hit = {k: v for k, v in base.items() if k != "explain"}
         hit["score"] = e["score"]
         if explain:
-            hit["explain"] = {**(base.get("explain") or {}), "fusion": _why(e)}
+            hit["explain"] = {**(base.get("explain") or {}), "fusion": _why(e, lanes)}
         hits.append(hit)
     return hits
 
@@ -233,34 +261,52 @@ def separation(scores: list[float]) -> float:
     return ((ranked[0] - below) / ranked[0]) ** SEPARATION_POWER
 
 
-def _why(entry: dict) -> dict:
-    lane = entry["lane"]
-    out = {"rule": "reciprocal rank fusion of the items and messages rankings, per session, each lane "
-                   "weighted by how clearly it separates its best sessions",
-           "score": entry["score"], "items_rank": entry["items_rank"],
-           "items_weight": entry["weights"][0], "messages_weight": entry["weights"][1],
-           "messages_rank": lane.rank if lane else None}
-    if lane is not None:
-        out.update(message_id=lane.match.id, message_role=lane.match.role, matched_terms=lane.match.matched,
-                   coverage=lane.match.coverage, left_out_of_messages=lane.left_out)
+def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
+    out = {"rule": "reciprocal rank fusion of the lanes' session orders, each lane weighted (the items by how "
+                   "clearly they separate their best sessions, each item gated by its transcript's evidence)",
+           "score": entry["score"], "lanes": {lane.name: lane.weight for lane in lanes},
+           "ranks": dict(entry["ranks"]), "shares": dict(entry["shares"]),
+           "items_rank": entry["ranks"].get("items"), "messages_rank": entry["ranks"].get("messages")}
+    messages = next((lane for lane in lanes if lane.name == "messages"), None)
+    hit = messages.shown[entry["ranks"]["messages"] - 1] if messages and "messages" in entry["ranks"] else None
+    if hit is not None:
+        out.update(message_id=hit.match.id, message_role=hit.match.role, matched_terms=hit.match.matched,
+                   coverage=hit.match.coverage, left_out_of_messages=hit.left_out, capped_in_messages=list(hit.capped))
     return out
 
 
-def lane_only(conn: apsw.Connection, lane: list[LaneHit], limit: int, *, explain: bool = False) -> list[dict]:
-    """The messages lane alone, as items (the benchmark's "messages alone")."""
-    return fuse(conn, [], lane, limit, explain=explain)
-
-
 def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: Callable[[int], list[dict]], *,
-           sources, source, project, since, limit: int, time_budget_ms: int, explain: bool) -> list[dict]:
-    """The fused search; `items_lane(n)` runs the items search for its best n hits."""
+           sources, source, project, since, limit: int, time_budget_ms: int, explain: bool,
+           reorder: Callable[[list[dict]], list[dict]] | None = None) -> list[dict]:
+    """The fused search; `items_lane(n)` runs the items search for its best n hits, `reorder` is
+    the items' current-first rule (current.py), applied again to the fused order (below)."""
     lane = message_lane(conn, query, sources=sources, source=source, project=project, since=since,
                         time_budget_ms=time_budget_ms)
     if lanes == ("messages",):
-        hits = Hits(lane_only(conn, lane, limit, explain=explain))
+        hits = Hits(fuse(conn, [messages_ranked(lane)], limit, explain=explain))
         hits.cut = lane.cut
         return hits
     item_hits = items_lane(max(limit, LANE_SESSIONS))
-    hits = Hits(fuse(conn, item_hits, lane, limit, explain=explain))
+    items = items_ranked(item_hits, lane)
+    fused = fuse(conn, [items, messages_ranked(lane)], limit, explain=explain)
+    hits = Hits(current_first(fused, item_hits, reorder) if reorder and items.weight >= CURRENT_FIRST_WEIGHT else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False)
     return hits
+
+
+def current_first(hits: list[dict], item_hits: list[dict], reorder: Callable[[list[dict]], list[dict]]) -> list[dict]:
+    """The current decision first, over the fused order. The messages lane places the first
+    session of a decision chain high (it states the subject at length, in the words people ask
+    with), above the short revision the items lane had moved first. The rule (current.py) weighs
+    items' relevance, so each hit carries its session's items score while it runs; a session only
+    the messages found has none and is never displaced (its score reads as unbounded)."""
+    relevance: dict[tuple[str, str], float] = {}
+    for h in item_hits:
+        relevance.setdefault((h["source"], h["session_id"]), h.get("score") or 0.0)
+    fused_score = {h["id"]: h["score"] for h in hits}
+    for h in hits:
+        h["score"] = relevance.get((h["source"], h["session_id"]), math.inf)
+    moved = reorder(hits)
+    for h in moved:
+        h["score"] = fused_score[h["id"]]
+    return moved

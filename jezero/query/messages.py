@@ -236,6 +236,19 @@ def _register(conn: apsw.Connection) -> None:
             _registered.add(conn)
 
 
+def term_matches(conn: apsw.Connection, term: Term, filters: MessageFilters, cap: int) -> list[Match]:
+    """The messages holding `term` that pass `filters`, newest first, at most `cap`, each with its
+    bm25 for this term alone (FTS5's: the term's IDF over the whole index, its frequency in the
+    message, the message's length). One walk of the term's list, newest end first, joined to the
+    rows it needs."""
+    where, args = filters.sql()
+    rows = conn.execute(
+        f"SELECT {_COLS}, bm25(messages_fts) FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+        f"WHERE messages_fts MATCH ? {'AND ' + where if where else ''} ORDER BY messages_fts.rowid DESC LIMIT ?",
+        [term.quoted, *args, cap])
+    return [Match(*r[:11], r[11], -1) for r in rows]
+
+
 def ids_up_to(conn: apsw.Connection, term: Term, cap: int) -> list[int]:
     """The ids of the messages holding `term`, at most `cap` of them."""
     return [r[0] for r in conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?",

@@ -199,7 +199,8 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
 
     return fused.search(conn, query, lanes, items_lane, sources=sources, source=source or None,
                         project=project or None, since=since_text, limit=limit,
-                        time_budget_ms=options.time_budget_ms, explain=explain)
+                        time_budget_ms=options.time_budget_ms, explain=explain,
+                        reorder=(lambda hits: _current_first(conn, hits, options)) if current_first else None)
 
 
 def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from jezero.client_core import STOP_WORDS, fold
 from jezero.query.errors import QueryError
 from jezero.store import DEFAULT_TOKENIZER
 
@@ -58,6 +59,7 @@ class Term:
     text: str  # as the person wrote it, without the surrounding quotes
     key: tuple  # what the index sees (its tokens): two terms with the same key are one term
     part_of: str | None = None  # for a part of a joined word (`524288` of `max_user_watches=524288`)
+    exact: bool = False  # written in "double quotes": searched as written, never dropped as a stop word
 
     @property
     def quoted(self) -> str:
@@ -108,19 +110,19 @@ def _parse(text: str, tokenizer: str) -> tuple[Term, ...]:
     parts: list[tuple[str, str]] = []  # (part, the word it comes from), added after every word
     seen: set[tuple] = set()
 
-    def add(raw: str, part_of: str | None = None) -> bool:
+    def add(raw: str, part_of: str | None = None, exact: bool = False) -> bool:
         if len(raw) < shortest:
             return False
         key = tokenize(raw)
         if not key or key in seen:  # no token at all (punctuation for unicode61) matches nothing
             return False
         seen.add(key)
-        terms.append(Term(raw, key, part_of))
+        terms.append(Term(raw, key, part_of, exact))
         return len(terms) == MAX_TERMS
 
     for m in _TOKEN.finditer(text):
         if m.group(1) is not None:  # a quoted phrase: exactly as written
-            if add(" ".join(m.group(1).split())):
+            if add(" ".join(m.group(1).split()), exact=True):
                 return tuple(terms)
             continue
         word = strip_punctuation(m.group(2).strip('"'))
@@ -158,6 +160,13 @@ def word_parts(word: str) -> list[str]:
         if len(fine) > 1:
             out += fine
     return [p for p in dict.fromkeys(out) if p != word]
+
+
+def is_stop_word(term: Term) -> bool:
+    """Whether a term says nothing about what is meant ("did", "where", "para"): one word of the
+    short English and Spanish stop list the first-prompt rule uses (jezero.client_core, the one
+    copy), not in quotes. Ranking leaves such terms out; a quoted phrase is always looked for."""
+    return not term.exact and len(term.key) == 1 and fold(term.text) in STOP_WORDS
 
 
 def match_expression(terms: list[Term]) -> str | None:
