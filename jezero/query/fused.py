@@ -60,11 +60,9 @@ MESSAGES_WEIGHT = 1.0
 SEPARATION_DEPTH = 20
 SEPARATION_POWER = 2
 GATE_POWER = 4
-# The current-first rule runs again over the fused order only when the items lane's weight (its
-# separation) is at least this: the rule reads the items' subjects and scores, which mean
-# something when the items' best hits stand out, not when every chat summary matches alike
-# (there it moved newer small talk first: conversational R@1 0.258 -> 0.102 on both halves).
-CURRENT_FIRST_WEIGHT = 0.8
+# After fusion the current-first rule (current.py) runs again; a newer hit may move up only when
+# its transcript holds at least this share of the messages lane's best score for the query.
+CURRENT_EVIDENCE = 0.5
 # A term is read at its newest this many messages (that pass the filters): walking its list costs
 # well under a millisecond, scoring and placing each message a microsecond or two
 # (benchmarks/messages/README.md); past it the term's IDF is low.
@@ -289,20 +287,24 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     item_hits = items_lane(max(limit, LANE_SESSIONS))
     items = items_ranked(item_hits, lane)
     fused = fuse(conn, [items, messages_ranked(lane)], limit, explain=explain)
-    hits = Hits(current_first(fused, item_hits, reorder) if reorder and items.weight >= CURRENT_FIRST_WEIGHT else fused)
+    hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False)
     return hits
 
 
-def current_first(hits: list[dict], item_hits: list[dict], reorder: Callable[[list[dict]], list[dict]]) -> list[dict]:
+def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
+                  reorder: Callable[[list[dict]], list[dict]]) -> list[dict]:
     """The current decision first, over the fused order. The messages lane places the first
     session of a decision chain high (it states the subject at length, in the words people ask
     with), above the short revision the items lane had moved first. The rule (current.py) weighs
     items' relevance, so each hit carries its session's items score while it runs; a session only
     the messages found has none and is never displaced (its score reads as unbounded)."""
+    evidence = {(x.source, x.session_id): -x.match.bm25 / -lane[0].match.bm25 for x in lane} if lane else None
     relevance: dict[tuple[str, str], float] = {}
     for h in item_hits:
-        relevance.setdefault((h["source"], h["session_id"]), h.get("score") or 0.0)
+        key = (h["source"], h["session_id"])
+        held = evidence is None or evidence.get(key, 0.0) >= CURRENT_EVIDENCE
+        relevance.setdefault(key, (h.get("score") or 0.0) if held else 0.0)
     fused_score = {h["id"]: h["score"] for h in hits}
     for h in hits:
         h["score"] = relevance.get((h["source"], h["session_id"]), math.inf)

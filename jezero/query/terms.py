@@ -14,6 +14,8 @@ Two rules read a word the way a person means it (a quoted phrase is left exactly
   apart, and `src/order_cache.py` one that names only `order_cache.py`. The word itself stays a
   term, so an item holding it whole matches every part too and ranks first. Parts come after
   every written term (MAX_TERMS cuts them first) and carry `part_of`.
+- A possessive also adds its word as a part: `dentist's` finds "my dentist", and a message that
+  says `Nadia's` still matches both and ranks first.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ _UNSAFE = re.compile(r"[\x00\ud800-\udfff]")
 _OPENING = "([{<\"'`¿¡«“‘"
 _CLOSING = "?!.,;:)]}>\"'`»”’…"
 _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
+# "my dentist's name": the fact says "my dentist, Dr Okafor". A word-level index reads `dentist's`
+# as the phrase `dentist s`, a trigram index as a substring no other form holds.
+_POSSESSIVE = re.compile(r"(?<=\w\w)['’]s$", re.IGNORECASE)
 # What joins the parts of a setting, a path, a dotted name or a URL. Coarse joins first, so
 # `src/order_cache.py` gives `order_cache.py` as well as `order_cache`.
 _COARSE = re.compile(r"[=/:]+")
@@ -150,7 +155,10 @@ def strip_punctuation(word: str) -> str:
 
 def word_parts(word: str) -> list[str]:
     """The parts of a word joined by `=`, `/` or `:` and then by `.`, in order, without the word
-    itself: `a.b=c` gives `a.b`, `c`, `a`, `b`. A word with no joint has no parts."""
+    itself: `a.b=c` gives `a.b`, `c`, `a`, `b`; a possessive's word: `dentist's` gives `dentist`.
+    A word with no joint has no parts."""
+    if _POSSESSIVE.search(word):
+        return [_POSSESSIVE.sub("", word)]
     coarse = [strip_punctuation(p) for p in _COARSE.split(word)]
     coarse = [p for p in coarse if p]
     out = coarse if len(coarse) > 1 else []
