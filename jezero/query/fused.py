@@ -63,6 +63,7 @@ GATE_POWER = 4
 # After fusion the current-first rule (current.py) runs again; a newer hit may move up only when
 # its transcript holds at least this share of the messages lane's best score for the query.
 CURRENT_EVIDENCE = 0.5
+UNHELD_GATE = 0
 # A term is read at its newest this many messages (that pass the filters): walking its list costs
 # well under a millisecond, scoring and placing each message a microsecond or two
 # (benchmarks/messages/README.md); past it the term's IDF is low.
@@ -161,6 +162,7 @@ def _rank_sessions(per_term: list[tuple[str, list[mq.Match]]], left_out: list[st
     scored = {key: sum(max(v) for v in by_term.values()) for key, by_term in session_terms.items()}
     ranked = sorted(scored, key=lambda k: (-scored[k], -message_score[best[k].id], -best[k].id))[:sessions]
     out = Hits()
+    out.evidence = scored  # every session the lane scored, for the items' gate (items_ranked())
     for key in ranked:
         m = best[key]
         m.coverage, m.bm25, m.matched = len(session_terms[key]), -scored[key], sorted(session_terms[key])
@@ -204,9 +206,10 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
             keys.append(key)
             shown.append(h)
     gate = None
-    if lane:
+    evidence = getattr(lane, "evidence", None)
+    if lane and evidence:
         best = -lane[0].match.bm25
-        gate = {(x.source, x.session_id): (-x.match.bm25 / best) ** GATE_POWER for x in lane}
+        gate = {key: (evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
     return Ranked("items", separation([h.get("score") or 0.0 for h in item_hits]), keys, shown, gate)
 
 
@@ -299,11 +302,11 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     with), above the short revision the items lane had moved first. The rule (current.py) weighs
     items' relevance, so each hit carries its session's items score while it runs; a session only
     the messages found has none and is never displaced (its score reads as unbounded)."""
-    evidence = {(x.source, x.session_id): -x.match.bm25 / -lane[0].match.bm25 for x in lane} if lane else None
+    evidence = getattr(lane, "evidence", None) if lane else None
     relevance: dict[tuple[str, str], float] = {}
     for h in item_hits:
         key = (h["source"], h["session_id"])
-        held = evidence is None or evidence.get(key, 0.0) >= CURRENT_EVIDENCE
+        held = not evidence or evidence.get(key, 0.0) >= CURRENT_EVIDENCE * -lane[0].match.bm25
         relevance.setdefault(key, (h.get("score") or 0.0) if held else 0.0)
     fused_score = {h["id"]: h["score"] for h in hits}
     for h in hits:
