@@ -191,11 +191,16 @@ def test_term_matches_reads_a_terms_newest_messages_with_their_own_bm25(tmp_path
     try:
         [term] = parse_terms("greyhound", layer.MESSAGES_TOKENIZER)
         found = mq.term_matches(conn, term, mq.MessageFilters(), 10)
-        assert [m.session_id for m in found] == ["s2", "s1", "s0"]  # newest first
-        relevance = {m.session_id: -m.bm25 for m in found}
-        assert relevance["s1"] > relevance["s0"] > relevance["s2"]  # term frequency, then length
-        assert [m.session_id for m in mq.term_matches(conn, term, mq.MessageFilters(), 2)] == ["s2", "s1"]
-        assert [m.session_id for m in mq.term_matches(conn, term, mq.MessageFilters(projects=["shop"]), 10)] == [
-            "s2", "s0"]
+        assert [session for _, _, session, _ in found] == ["s2", "s1", "s0"]  # newest first
+        relevance = {session: r for _, _, session, r in found}
+        assert relevance["s1"] > relevance["s0"] > relevance["s2"] > 0  # term frequency, then length
+        assert [session for _, _, session, _ in mq.term_matches(conn, term, mq.MessageFilters(), 2)] == ["s2", "s1"]
+        shop = mq.term_matches(conn, term, mq.MessageFilters(projects=["shop"]), 10)
+        assert [session for _, _, session, _ in shop] == ["s2", "s0"]
+        [plural] = parse_terms("greyhounds", layer.MESSAGES_TOKENIZER)  # another form of the word
+        assert [session for _, _, session, _ in mq.term_matches(conn, plural, mq.MessageFilters(), 10)] == [
+            "s2", "s1", "s0"]
+        [exact] = parse_terms('"greyhounds"', layer.MESSAGES_TOKENIZER)  # quoted: as written only
+        assert mq.term_matches(conn, exact, mq.MessageFilters(), 10) == []
     finally:
         conn.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from jezero.query import build_match_query, search
-from jezero.query.terms import MAX_TERMS, is_stop_word, parse_terms, strip_punctuation, word_parts
+from jezero.query.terms import MAX_TERMS, is_stop_word, parse_terms, strip_punctuation, word_forms, word_parts
 from jezero.store import open_readonly
 from test_query import NOW, build, filler, item
 
@@ -101,6 +101,15 @@ def test_a_possessive_adds_its_word_as_a_part():
     assert texts("Maya’s sister") == ["Maya’s", "sister", "Maya"]
     assert word_parts("can't") == [] and word_parts("a's") == []  # not a possessive of a word
     assert texts('"Nadia\'s farewell"') == ["Nadia's farewell"]  # a quoted phrase stays whole
+
+
+def test_the_other_forms_of_an_english_word():
+    assert {"signed", "signing", "signs"} <= set(word_forms("sign"))
+    assert {"sign", "signing"} <= set(word_forms("signed"))
+    assert {"race", "races", "raced"} <= set(word_forms("racing"))
+    assert "stop" in word_forms("stopped") and "hike" in word_forms("hiking")
+    assert word_forms("dog") == [] and word_forms("max_user_watches") == [] and word_forms("Biscuit") == []
+    assert "sign" not in word_forms("sign")
 
 
 def test_stop_words_are_known_and_a_quoted_one_is_not_a_stop_word():

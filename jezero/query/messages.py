@@ -20,7 +20,7 @@ import apsw
 
 from jezero.query.common import scope_conditions, time_conditions
 from jezero.query.errors import QueryError
-from jezero.query.terms import Term, match_expression, parse_terms
+from jezero.query.terms import Term, match_expression, parse_terms, word_forms
 from jezero.store import varints
 from jezero.store.messages import MESSAGES_TOKENIZER, ROLES
 
@@ -236,17 +236,20 @@ def _register(conn: apsw.Connection) -> None:
             _registered.add(conn)
 
 
-def term_matches(conn: apsw.Connection, term: Term, filters: MessageFilters, cap: int) -> list[Match]:
-    """The messages holding `term` that pass `filters`, newest first, at most `cap`, each with its
-    bm25 for this term alone (FTS5's: the term's IDF over the whole index, its frequency in the
-    message, the message's length). One walk of the term's list, newest end first, joined to the
-    rows it needs."""
+def term_matches(conn: apsw.Connection, term: Term, filters: MessageFilters, cap: int) -> list[tuple]:
+    """The messages holding `term` (a single word also in its other forms, terms.word_forms) that
+    pass `filters`, newest first, at most `cap`, as (id, source, session_id, relevance): FTS5's
+    bm25 for this term alone (its IDF over the whole index, its frequency in the message, the
+    message's length), negated so that more is better. One walk of the term's list, newest end
+    first, joined to the rows it needs; nothing else is read (rows() gives the rest)."""
     where, args = filters.sql()
-    rows = conn.execute(
-        f"SELECT {_COLS}, bm25(messages_fts) FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
-        f"WHERE messages_fts MATCH ? {'AND ' + where if where else ''} ORDER BY messages_fts.rowid DESC LIMIT ?",
-        [term.quoted, *args, cap])
-    return [Match(*r[:11], r[11], -1) for r in rows]
+    expr = term.quoted
+    if len(term.key) == 1 and not term.exact:
+        expr = " OR ".join('"' + form + '"' for form in (term.key[0], *word_forms(term.key[0])))
+    return conn.execute(
+        f"SELECT m.id, m.source, m.session_id, -bm25(messages_fts) FROM messages_fts CROSS JOIN messages AS m "
+        f"ON m.id = messages_fts.rowid WHERE messages_fts MATCH ? {'AND ' + where if where else ''} "
+        f"ORDER BY messages_fts.rowid DESC LIMIT ?", [expr, *args, cap]).fetchall()
 
 
 def ids_up_to(conn: apsw.Connection, term: Term, cap: int) -> list[int]:

@@ -177,6 +177,35 @@ def is_stop_word(term: Term) -> bool:
     return not term.exact and len(term.key) == 1 and fold(term.text) in STOP_WORDS
 
 
+_LETTERS = re.compile(r"[a-z]{4,}")
+
+
+def word_forms(token: str) -> list[str]:
+    """The English inflections of a word as a word-level index holds them: `sign` gives `signs`,
+    `signed`, `signing`; `signed` gives `sign` and the same forms; `race` gives `races`, `raced`,
+    `racing`. For a lowercase word of four letters or more; anything else has no other form. A
+    word-level index has no stems, and people ask "what race did I sign up for" of "I've signed
+    up for the Great North Run"."""
+    if not _LETTERS.fullmatch(token):
+        return []
+    stems = {token}
+    for suffix in ("ing", "ed", "es", "s"):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            stem = token[: -len(suffix)]
+            stems.add(stem)
+            if suffix in ("ing", "ed"):
+                stems.add(stem + "e")  # racing, raced -> race
+                if len(stem) > 3 and stem[-1] == stem[-2]:
+                    stems.add(stem[:-1])  # stopped -> stop
+    forms = set()
+    for stem in stems:
+        forms.update((stem, stem + "s", stem + "es", stem + "ed", stem + "ing"))
+        if stem.endswith("e"):
+            forms.update((stem + "d", stem[:-1] + "ing"))
+    forms.discard(token)
+    return sorted(forms)
+
+
 def match_expression(terms: list[Term]) -> str | None:
     return " OR ".join(t.quoted for t in terms) or None
 
