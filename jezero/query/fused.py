@@ -11,9 +11,10 @@ transcript. search() therefore ranks twice and fuses:
   length); a session scores, per term, its best message's score, summed over the terms it holds.
   So a session holding more of the query's rarer words comes first, and a word said in one short
   message counts more than the same word lost in a long log. The session is shown by its best
-  message (the highest sum over its terms). A term is read at its LANE_MAX_ROWS newest messages
-  (what passes the filters): past that, older sessions holding only that word are not seen by
-  this lane (`explain` says so; the items lane still reads it). A term the index reads as a
+  message (the highest sum over its terms). A word also matches its other English forms
+  (terms.word_forms). A term in more than LANE_MAX_ROWS messages is read at its newest
+  LANE_MAX_ROWS (what passes the filters), each scored alike: older sessions holding only that
+  word are not seen by this lane (`explain` says so; the items lane still reads it). A term the index reads as a
   phrase (`scripts/order_event.py`: four words) is looked up only when its words are in
   PHRASE_MAX_ROWS messages at most, together: FTS5 reads every word's list to check positions,
   which for four common words cost 10-40 ms at 2,000 sessions. Such identifiers are what the
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from jezero.query import bm25
 from jezero.query import messages as mq
 from jezero.query.common import Hits, budget, fetch_hits
 from jezero.query.errors import QueryError
@@ -64,10 +66,11 @@ GATE_POWER = 4
 # its transcript holds at least this share of the messages lane's best score for the query.
 CURRENT_EVIDENCE = 0.5
 UNHELD_GATE = 0
-# A term is read at its newest this many messages (that pass the filters): walking its list costs
-# well under a millisecond, scoring and placing each message a microsecond or two
-# (benchmarks/messages/README.md); past it the term's IDF is low.
-LANE_MAX_ROWS = 1000
+# A term in more messages than this is common: it is read at its newest this many (that pass the
+# filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
+# reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
+# search cost 2.48x the items alone at 1,000, 2.11x at 500, 2.02x at 300 (p50, a loaded machine).
+LANE_MAX_ROWS = 300
 # A phrase (a term the index reads as several words) is looked up only when its words' lists hold
 # this many rows at most, together.
 PHRASE_MAX_ROWS = 10_000
@@ -119,6 +122,7 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
     with budget(conn, time_budget_ms):
         try:
             left_out, capped = [], []
+            total = mq.message_count(conn)
             per_term: list[tuple[str, list[tuple]]] = []
             for t in terms:
                 if is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact):
@@ -126,9 +130,12 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 if len(t.key) > 1 and not _cheap_phrase(conn, t.key):
                     left_out.append(t.text)  # a phrase of common words: see the module docstring
                     continue
-                found = mq.term_matches(conn, t, filters, LANE_MAX_ROWS)
-                if len(found) == LANE_MAX_ROWS:
-                    capped.append(t.text)
+                held = mq.count_up_to(conn, mq.lane_expression(t), LANE_MAX_ROWS + 1)
+                common = held > LANE_MAX_ROWS
+                if common:
+                    capped.append(t.text)  # read at its newest messages, each scored as if in LANE_MAX_ROWS
+                found = mq.term_matches(conn, t, filters, LANE_MAX_ROWS,
+                                        bm25.idf(total, LANE_MAX_ROWS) if common else None)
                 if found:
                     per_term.append((t.text, found))
             scored = _scores(per_term)
@@ -168,7 +175,12 @@ def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, st
 def _rank_sessions(scored: list[tuple], sessions: int) -> list[tuple[int, float, list[str]]]:
     """The lane's first `sessions` sessions, best first, as (its best message, its score, the terms
     it holds). A session's best message is the one with the highest sum over the terms it is best
-    for; on equal scores, the session whose best message scores more, then the newer."""
+    for; on equal scores, the session whose best message scores more, then the newer. Only the
+    sessions that can place are looked at message by message."""
+    scored = sorted(scored, key=lambda s: -s[1])
+    if len(scored) > sessions:
+        bar = scored[sessions - 1][1]
+        scored = [s for s in scored if s[1] >= bar]
     ranked = []
     for _key, score, by_term in scored:
         per_message: dict[int, float] = {}
