@@ -238,9 +238,9 @@ def fact_makers(rng: random.Random, user: User, values: dict) -> list[tuple]:
          "how did my races go, the 10k and the half marathon", "first 10k race",
          (f"I finished the half marathon in two hours {rng.randint(1, 29)}, so happy.", "half marathon in two hours")),
         # when
-        ("long_time", f"We picked up the keys to our new flat today, finally homeowners!",
+        ("long_time", "We picked up the keys to our new flat today, finally homeowners!",
          "when did we get the keys to the new flat", "keys to our new flat"),
-        ("long_time", f"I had my wisdom tooth out this morning, face like a hamster.",
+        ("long_time", "I had my wisdom tooth out this morning, face like a hamster.",
          "when did I have my wisdom tooth removed", "wisdom tooth out"),
         ("long_time", f"My {values['plant_fact']} arrived today, it's on the windowsill.",
          f"when did the {values['plant_fact']} arrive", values["plant_fact"]),
