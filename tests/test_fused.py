@@ -56,12 +56,17 @@ def test_a_session_found_only_in_its_transcript_ranks(conn):
     assert sessions(search(conn, "sysctl.d ENOSPC", now=NOW))[0] == "watch"
 
 
-def test_an_item_that_names_the_subject_still_leads(conn):
+def test_an_item_that_names_the_subject_still_ranks_shown_by_its_item(conn):
+    # "title" names the subject in its title and summary only (its transcript says "explain the
+    # limit"): no message holds the words, so it keeps UNHELD_GATE of the items' say. "watch"
+    # is found by both lanes and rises above it.
     hits = search(conn, "inotify max_user_watches", now=NOW, allowed=["claude-*"], explain=True)
-    assert sessions(hits)[:2] == ["title", "watch"]
-    lanes = hits[0]["explain"]["fusion"]
-    assert lanes["items_rank"] == 1 and lanes["rule"].startswith("reciprocal rank fusion")
-    assert hits[0]["title"] == "inotify max_user_watches for the dev server"  # shown by its item
+    assert sessions(hits)[:2] == ["watch", "title"]
+    title = hits[1]["explain"]["fusion"]
+    assert title["ranks"] == {"items": 1} and title["rule"].startswith("reciprocal rank fusion")
+    assert title["shares"]["items"] == pytest.approx(title["lanes"]["items"] * fused.UNHELD_GATE / (fused.RRF_K + 1))
+    assert hits[1]["title"] == "inotify max_user_watches for the dev server"  # shown by its item
+    assert hits[0]["title"] == "Raise the file watcher limit"  # found by both: shown by its item too
 
 
 def test_one_hit_per_session_and_the_lanes_one_by_one(conn):
@@ -83,11 +88,14 @@ def test_the_callers_sources_bound_the_messages_lane(conn):
     assert search(conn, "524288", now=NOW, project="billing") == []
 
 
-def test_a_very_common_word_is_left_to_the_items(conn, monkeypatch):
+def test_a_very_common_word_is_read_at_its_newest_messages(conn, monkeypatch):
     monkeypatch.setattr(fused, "LANE_MAX_ROWS", 1)
-    hits = search(conn, "the 524288", now=NOW, explain=True, lanes=("messages",))
-    assert sessions(hits) == ["watch"]
-    assert hits[0]["explain"]["fusion"]["left_out_of_messages"] == ["the"]
+    # "limit" is in two messages: the lane reads the newest only ("title", day 1) and says so
+    hits = search(conn, "limit", now=NOW, explain=True, lanes=("messages",))
+    assert sessions(hits) == ["title"]
+    assert hits[0]["explain"]["fusion"]["capped_in_messages"] == ["limit"]
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 1000)
+    assert sorted(sessions(search(conn, "limit", now=NOW, lanes=("messages",)))) == ["title", "watch"]
 
 
 def test_a_library_not_yet_migrated_is_searched_by_its_items(tmp_path):
@@ -132,7 +140,7 @@ def test_a_lane_whose_best_hits_all_score_alike_gives_way(tmp_path):
         hits = search(c, "dinner Lucca", now=NOW, explain=True)
         assert sessions(hits)[0] == "plans"
         why = hits[0]["explain"]["fusion"]
-        assert why["items_weight"] == 0.0 and why["messages_weight"] == fused.MESSAGES_WEIGHT
+        assert why["lanes"] == {"items": 0.0, "messages": fused.MESSAGES_WEIGHT}
     finally:
         c.close()
 
@@ -145,3 +153,88 @@ def test_separation_of_a_lanes_scores():
     assert fused.separation([4.0, 2.0]) == pytest.approx(0.5 ** fused.SEPARATION_POWER)
     deep = [10.0] + [9.0] * (fused.SEPARATION_DEPTH - 2) + [1.0, 0.5]
     assert fused.separation(deep) == pytest.approx(0.9 ** fused.SEPARATION_POWER)  # read at the depth, not the last
+
+
+def lane_library(tmp_path, records):
+    path = tmp_path / "lane.sqlite3"
+    with Store(path) as store:
+        store.write(records)
+    return open_readonly(path)
+
+
+def test_a_session_scores_each_terms_best_message_summed_over_its_terms(tmp_path):
+    # "both" holds the two words in two different messages; "often" says one word in five
+    # messages; "short" says it once in a short message, "long" once in a long one.
+    filler = " ".join(f"word{i}" for i in range(60))
+    c = lane_library(tmp_path, [
+        item("both", "a", "a", [("user", "we booked the dinner"), ("assistant", "table at Lucca at eight")], day=1),
+        item("often", "b", "b", [("user", f"dinner again {i}") for i in range(5)], day=2),
+        item("short", "c", "c", [("user", "a good dinner")], day=3),
+        item("long", "d", "d", [("user", f"dinner {filler}")], day=4),
+    ])
+    try:
+        hits = search(c, "dinner Lucca", now=NOW, explain=True, lanes=("messages",))
+        assert sessions(hits)[0] == "both"  # two terms, from two messages, beat one term said often
+        assert hits[0]["explain"]["fusion"]["matched_terms"] == ["Lucca", "dinner"]
+        order = sessions(search(c, "dinner", now=NOW, lanes=("messages",)))
+        assert order.index("short") < order.index("long")  # bm25's length: the short message first
+        # repeating the word in more messages adds nothing: only the best message counts
+        assert order.index("short") < order.index("often")
+    finally:
+        c.close()
+
+
+def test_stop_words_are_left_out_of_ranking_but_a_quoted_phrase_is_searched(tmp_path):
+    c = lane_library(tmp_path, [
+        item("keys", "a", "a", [("user", "where did I leave the keys")], day=1),
+        item("chatter", "b", "b", [("user", "where did you go, what did they say, where did it end")], day=2),
+    ])
+    try:
+        hits = search(c, "where did the keys go", now=NOW, explain=True, lanes=("messages",))
+        assert sessions(hits) == ["keys"]  # "where", "did", "the" say nothing: only "keys" (and "go") rank
+        assert hits[0]["explain"]["fusion"]["matched_terms"] == ["keys"]
+        assert search(c, "where did", now=NOW, lanes=("messages",)) == []  # nothing but stop words
+        quoted = sessions(search(c, '"where did"', now=NOW, lanes=("messages",)))
+        assert sorted(quoted) == ["chatter", "keys"] and quoted[0] == "chatter"  # said three times there
+    finally:
+        c.close()
+
+
+def test_an_item_whose_transcript_barely_holds_the_words_gives_way(tmp_path, monkeypatch):
+    # The items lane clearly prefers "tv" (its summary says greyhound; its transcript only the
+    # everyday "plans"); the messages lane finds the fact, said once in "plans". The gate (the
+    # share of the messages' best evidence each item's transcript holds) lets the fact lead, so
+    # the fused search is not below the lane that found it.
+    records = [item(f"talk{i:02d}", f"Talk {i:02d}", "They talked.", [("user", "we talked about dinner plans")],
+                    project="chat", day=i % 3) for i in range(10)]
+    records.append(item("tv", "Greyhound racing on TV", "Greyhound racing on TV, and dinner plans.",
+                        [("user", "we talked about dinner plans again")], project="chat", day=2))
+    records.append(item("plans", "Weekend", "The weekend.",
+                        [("user", "what about the weekend"), ("assistant", "we adopted a greyhound, Biscuit")],
+                        project="chat", day=1))
+    c = lane_library(tmp_path, records)
+    try:
+        assert sessions(search(c, "greyhound plans", lanes=("items",), now=NOW))[0] == "tv"
+        assert sessions(search(c, "greyhound plans", lanes=("messages",), now=NOW))[0] == "plans"
+        hits = search(c, "greyhound plans", now=NOW, explain=True, limit=20)
+        assert sessions(hits)[0] == "plans"
+        tv = next(h for h in hits if h["session_id"] == "tv")["explain"]["fusion"]
+        assert tv["ranks"]["items"] == 1 and tv["shares"]["items"] < 0.01 * tv["lanes"]["items"] / (fused.RRF_K + 1)
+        monkeypatch.setattr(fused, "GATE_POWER", 0)  # without the gate the items' first would lead
+        assert sessions(search(c, "greyhound plans", now=NOW))[0] == "tv"
+    finally:
+        c.close()
+
+
+def test_fuse_takes_any_number_of_lanes(conn):
+    items = search(conn, "dev server", lanes=("items",), now=NOW)
+    by_session = {h["session_id"]: h for h in items}
+    other = by_session["other"] if "other" in by_session else search(conn, "checkout", lanes=("items",), now=NOW)[0]
+    first = fused.Ranked("items", 1.0, [(h["source"], h["session_id"]) for h in items], items)
+    third = fused.Ranked("vectors", 2.0, [(other["source"], "other")], [other])
+    out = fused.fuse(conn, [first, third], 10, explain=True)
+    top = out[0]
+    assert top["session_id"] == "other"  # 2.0 / 61 beats 1.0 / 61
+    assert top["explain"]["fusion"]["shares"]["vectors"] == pytest.approx(2.0 / (fused.RRF_K + 1))
+    gated = fused.Ranked("vectors", 2.0, [(other["source"], "other")], [other], gate={})
+    assert fused.fuse(conn, [first, gated], 10)[0]["session_id"] != "other"  # a gate of 0 takes its say away

@@ -171,3 +171,36 @@ def test_no_secret_of_the_redaction_cases_reaches_the_messages_index(ingest):
         phrase = '"' + longest.replace('"', '""') + '"'
         assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", (phrase,)).fetchone() == (0,), kind
     conn.close()
+
+
+def test_term_matches_reads_a_terms_newest_messages_with_their_own_bm25(tmp_path):
+    # The messages lane of the fused search reads each term this way (query/messages.py,
+    # term_matches): newest first, at most `cap`, within the filters, scored by bm25 for that term.
+    from jezero.query import messages as mq
+    from jezero.query.terms import parse_terms
+
+    path = tmp_path / "lib.sqlite3"
+    texts = ["a greyhound", "greyhound greyhound greyhound", "a greyhound " + " ".join(f"w{i}" for i in range(50)),
+             "no dog here"]
+    with Store(path) as store:
+        store.write([ItemRecord(uid=f"src:s{i}:0", source="src", agent="a", session_id=f"s{i}", segment_index=0,
+                                occurred_at=T0 + timedelta(days=i), title="t", summary="s", questions=[], atoms=[],
+                                original=f"[user]\n{text}\n", content_hash=text, summarizer="x", summary_schema=1,
+                                project="shop" if i != 1 else "home") for i, text in enumerate(texts)])
+    conn = open_readonly(path)
+    try:
+        [term] = parse_terms("greyhound", layer.MESSAGES_TOKENIZER)
+        found = mq.term_matches(conn, term, mq.MessageFilters(), 10)
+        assert [session for _, _, session, _ in found] == ["s2", "s1", "s0"]  # newest first
+        relevance = {session: r for _, _, session, r in found}
+        assert relevance["s1"] > relevance["s0"] > relevance["s2"] > 0  # term frequency, then length
+        assert [session for _, _, session, _ in mq.term_matches(conn, term, mq.MessageFilters(), 2)] == ["s2", "s1"]
+        shop = mq.term_matches(conn, term, mq.MessageFilters(projects=["shop"]), 10)
+        assert [session for _, _, session, _ in shop] == ["s2", "s0"]
+        [plural] = parse_terms("greyhounds", layer.MESSAGES_TOKENIZER)  # another form of the word
+        assert [session for _, _, session, _ in mq.term_matches(conn, plural, mq.MessageFilters(), 10)] == [
+            "s2", "s1", "s0"]
+        [exact] = parse_terms('"greyhounds"', layer.MESSAGES_TOKENIZER)  # quoted: as written only
+        assert mq.term_matches(conn, exact, mq.MessageFilters(), 10) == []
+    finally:
+        conn.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from jezero.query import build_match_query, search
-from jezero.query.terms import MAX_TERMS, parse_terms, strip_punctuation, word_parts
+from jezero.query.terms import MAX_TERMS, is_stop_word, parse_terms, strip_punctuation, word_forms, word_parts
 from jezero.store import open_readonly
 from test_query import NOW, build, filler, item
 
@@ -93,6 +93,34 @@ def test_parts_with_a_word_tokenizer():
     assert texts("fs.inotify.max_user_watches=524288", "unicode61") == [
         "fs.inotify.max_user_watches=524288", "fs.inotify.max_user_watches", "524288", "fs", "inotify",
         "max_user_watches"]
+
+
+def test_a_possessive_adds_its_word_as_a_part():
+    assert [(t.text, t.part_of) for t in parse_terms("my dentist's name?", "unicode61")] == [
+        ("my", None), ("dentist's", None), ("name", None), ("dentist", "dentist's")]
+    assert texts("Maya’s sister") == ["Maya’s", "sister", "Maya"]
+    assert word_parts("can't") == [] and word_parts("a's") == []  # not a possessive of a word
+    assert texts('"Nadia\'s farewell"') == ["Nadia's farewell"]  # a quoted phrase stays whole
+
+
+def test_the_other_forms_of_an_english_word():
+    assert {"signed", "signing", "signs"} <= set(word_forms("sign"))
+    assert {"sign", "signing"} <= set(word_forms("signed"))
+    assert {"race", "races", "raced"} <= set(word_forms("racing"))
+    assert "stop" in word_forms("stopped") and "hike" in word_forms("hiking")
+    assert word_forms("dog") == [] and word_forms("max_user_watches") == [] and word_forms("Biscuit") == []
+    assert "sign" not in word_forms("sign")
+
+
+def test_stop_words_are_known_and_a_quoted_one_is_not_a_stop_word():
+    terms = parse_terms('where did I go hiking Más para "did"', "unicode61 remove_diacritics 2")
+    assert [(t.text, is_stop_word(t)) for t in terms] == [
+        ("where", True), ("did", True), ("I", False), ("go", False), ("hiking", False), ("Más", True),
+        ("para", True)]  # "did" quoted is the same term as did: it counts once, as first written
+    [quoted] = parse_terms('"did"', "unicode61")
+    assert quoted.exact and not is_stop_word(quoted)
+    [phrase] = parse_terms('"where did"', "unicode61")
+    assert phrase.exact and not is_stop_word(phrase)
 
 
 # -- on a library --------------------------------------------------------------------------------

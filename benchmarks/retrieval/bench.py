@@ -30,6 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -48,6 +49,7 @@ from jezero.query import build_match_query, later, search  # noqa: E402
 from jezero.store import DEFAULT_TOKENIZER, open_readonly, parse_stored_time  # noqa: E402
 
 from chats import CHAT_KINDS, chat_specs  # noqa: E402
+from longchats import LONG_KINDS, long_chat_specs  # noqa: E402
 from queries import CHAINS, KINDS, QUERIES, chain_query  # noqa: E402
 from specs import NOW, Spec, all_specs  # noqa: E402
 
@@ -217,18 +219,19 @@ def mean(rows: list[Scores | None], field: str) -> float | None:
     return sum(getattr(r, field) for r in rows) / len(rows)
 
 
-def table(results: dict[str, list[dict]], kinds: tuple[str, ...], systems: tuple[str, ...] = SYSTEMS) -> str:
+def table(results: dict[str, list[dict]], kinds: tuple[str, ...], systems: tuple[str, ...] = SYSTEMS,
+          total: str = "overall") -> str:
     """One line per kind; for each system R@1, R@5, R@10 and MRR@10 ("-" when it does not run)."""
     head = f"{'kind':<13}{'n':>4}" + "".join(f" | {name + ' R@1':>10} {'R@5':>5} {'R@10':>5} {'MRR':>5}" for name in systems)
     lines = [head, "-" * len(head)]
     everything: list[dict] = []
-    for kind in [*kinds, "overall"]:
-        rows = everything if kind == "overall" else results.get(kind, [])
-        if kind != "overall":
+    for kind in [*kinds, total]:
+        rows = everything if kind == total else results.get(kind, [])
+        if kind != total:
             everything.extend(rows)
         if not rows:
             continue
-        if kind == "overall":
+        if kind == total:
             lines.append("-" * len(head))
         cells = []
         for name in systems:
@@ -237,6 +240,18 @@ def table(results: dict[str, list[dict]], kinds: tuple[str, ...], systems: tuple
                                           for v, w in zip(vals, (10, 5, 5, 5))))
         lines.append(f"{kind:<13}{len(rows):>4}" + "".join(cells))
     return "\n".join(lines)
+
+
+def half(text: str) -> str:
+    """The query's half: A (tuning: constants are chosen on it) or B (the check), by a CRC of its text."""
+    return "AB"[zlib.crc32(text.encode("utf-8")) % 2]
+
+
+def halves_table(results: dict[str, list[dict]], systems: tuple[str, ...] = SYSTEMS) -> str:
+    """Overall figures of each half (A tuning, B check), then of both."""
+    rows = [r for v in results.values() for r in v]
+    split = {name: [r for r in rows if half(r["query"].text) == name[0]] for name in ("A (tuning)", "B (check)")}
+    return table(split, tuple(split), systems, total="all")
 
 
 def aggregate(rows: list[dict], systems: tuple[str, ...] = SYSTEMS) -> dict:
@@ -301,13 +316,24 @@ class Library:
     ingest_s: float
 
 
-def build_library(specs: list[Spec], folder: Path, summarizer: str) -> Library:
-    claude, codex, transcript_bytes = write_sessions(specs, folder / "sessions")
+def build_library(specs: list[Spec], folder: Path, summarizer: str, reuse: bool = False) -> Library:
+    """Write and ingest the sessions into folder/library.sqlite3; with `reuse`, open the library
+    an earlier `--keep` run left there (no writing, no ingest: for trying a ranking change)."""
     library = folder / "library.sqlite3"
+    if reuse:
+        if not library.exists():
+            raise SystemExit(f"--reuse: no library at {library}; run once with --keep first")
+        transcript_bytes = sum(p.stat().st_size for p in (folder / "sessions").rglob("*.jsonl"))
+        return load_library(specs, library, transcript_bytes, 0.0)
+    claude, codex, transcript_bytes = write_sessions(specs, folder / "sessions")
     ingest_s, reports = ingest(claude, codex, library, summarizer)
     for rep in reports:
         if rep.error or rep.warnings:
             print(f"warning: connector {rep.connector}: {rep.error or rep.warnings[:3]}", file=sys.stderr)
+    return load_library(specs, library, transcript_bytes, ingest_s)
+
+
+def load_library(specs: list[Spec], library: Path, transcript_bytes: int, ingest_s: float) -> Library:
     if OPTIONS.engine != "fts5":
         from jezero.store import engines
 
@@ -358,7 +384,7 @@ def run_queries(lib: Library, raw: RawIndex, queries, scoped: bool) -> dict[str,
 
 
 def per_query(results: dict[str, list[dict]]) -> list[dict]:
-    return [{"kind": r["query"].kind, "query": r["query"].text, "relevant": list(r["query"].relevant),
+    return [{"kind": r["query"].kind, "query": r["query"].text, "half": half(r["query"].text), "relevant": list(r["query"].relevant),
              **{f"{name}_rank": (r[name].first if r[name] else None) for name in SYSTEMS}}
             for rows in results.values() for r in rows]
 
@@ -399,8 +425,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--summarizer", default="offline")
     parser.add_argument("--keep", type=Path, help="write sessions and libraries here instead of a temp folder")
+    parser.add_argument("--reuse", type=Path, help="read the libraries a --keep run left in this folder (no ingest)")
     parser.add_argument("--misses", action="store_true", help="list the queries items miss at 5, with what came first")
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
+    parser.add_argument("--misses-of", default="items", choices=SYSTEMS, help="whose misses --misses lists")
+    parser.add_argument("--halves", action="store_true", help="also print each set's halves (A tuning, B check)")
     parser.add_argument("--later-rows", action="store_true", help="list what later returned from each chain session")
     parser.add_argument("--engine", default="fts5", help="the search index engine for items: fts5 (default) or tantivy")
     args = parser.parse_args()
@@ -415,12 +444,15 @@ def main() -> int:
         if unknown:
             raise SystemExit(f"query {q.text!r} names unknown sessions {unknown}")
     chats, chat_queries = chat_specs()
+    longs, long_queries = long_chat_specs()
 
     tmp = None
-    if args.keep:
+    if args.reuse:
+        folder = args.reuse
+    elif args.keep:
         folder = args.keep
         if folder.exists():
-            ours = {"coding", "chats"}
+            ours = {"coding", "chats", "longchats"}
             others = [p.name for p in folder.iterdir() if p.name not in ours]
             if others:
                 raise SystemExit(f"--keep {folder}: not empty ({', '.join(sorted(others)[:5])}); give a new folder")
@@ -430,16 +462,20 @@ def main() -> int:
         tmp = tempfile.TemporaryDirectory(prefix="jezero-retrieval-")
         folder = Path(tmp.name)
     try:
-        lib = build_library(specs, folder / "coding", args.summarizer)
-        chat_lib = build_library(chats, folder / "chats", args.summarizer)
+        lib = build_library(specs, folder / "coding", args.summarizer, bool(args.reuse))
+        chat_lib = build_library(chats, folder / "chats", args.summarizer, bool(args.reuse))
         check_end_facts(specs, lib.originals)
         check_needles(chat_queries, chat_lib)
+        long_lib = build_library(longs, folder / "longchats", args.summarizer, bool(args.reuse))
+        check_needles(long_queries, long_lib)
+        long_raw = RawIndex(long_lib.docs, long_lib.ended, long_lib.projects)
         raw = RawIndex(lib.docs, lib.ended, lib.projects)
         chat_raw = RawIndex(chat_lib.docs, chat_lib.ended, chat_lib.projects)
 
         q0 = time.perf_counter()
         results = run_queries(lib, raw, QUERIES, scoped=False)
         chat_results = run_queries(chat_lib, chat_raw, chat_queries, scoped=True)
+        long_results = run_queries(long_lib, long_raw, long_queries, scoped=True)
         query_s = time.perf_counter() - q0
         ablation: dict[str, list] = defaultdict(list)
         for q in QUERIES:
@@ -459,7 +495,7 @@ def main() -> int:
         orig_chars = sum(len(d) for d in lib.docs.values())
         chat_chars = sum(len(d) for d in chat_lib.docs.values())
         per_kind = defaultdict(int)
-        for q in [*QUERIES, *chat_queries]:
+        for q in [*QUERIES, *chat_queries, *long_queries]:
             per_kind[q.kind] += 1
 
         print(f"coding set: {len(specs)} sessions ({sum(s.agent == 'claude' for s in specs)} Claude Code, "
@@ -472,6 +508,11 @@ def main() -> int:
         print(f"chat set: {len(chats)} sessions in {len({s.cwd for s in chats})} conversations, {chat_lib.n_items} items, "
               f"{chat_chars / len(chats) / 1000:.1f} k chars per session; {len(chat_queries)} queries: "
               + ", ".join(f"{k} {per_kind[k]}" for k in CHAT_KINDS) + " (each asked within its conversation)")
+        long_chars = sum(len(d) for d in long_lib.docs.values())
+        print(f"long set: {len(longs)} sessions in {len({s.cwd for s in longs})} conversations with an assistant, "
+              f"{long_lib.n_items} items, {long_chars / len(longs) / 1000:.1f} k chars and "
+              f"{sum(len(s.turns) for s in longs) / len(longs):.0f} turns per session; {len(long_queries)} queries: "
+              + ", ".join(f"{k} {per_kind[k]}" for k in LONG_KINDS) + " (each asked within its conversation)")
         print(f"size:     coding transcripts on disk {lib.transcript_bytes / 1e6:.2f} MB; redacted originals "
               f"{orig_chars / 1e6:.2f} M chars ({orig_chars / len(specs) / 1000:.1f} k per session); indexed item text "
               f"{lib.item_chars / 1e3:.1f} k chars ({lib.item_chars / lib.n_items:.0f} per item, "
@@ -480,7 +521,7 @@ def main() -> int:
         if ib and rb:
             print(f"          trigram index (FTS5 _data + _idx): items {ib / 1e3:.0f} kB, raw transcripts {rb / 1e3:.0f} kB "
                   f"({100 * ib / rb:.0f}%)")
-        print(f"time:     ingest {lib.ingest_s + chat_lib.ingest_s:.1f} s, "
+        print(f"time:     ingest {lib.ingest_s + chat_lib.ingest_s + long_lib.ingest_s:.1f} s, "
               f"{sum(per_kind.values())} queries x {len(SYSTEMS)} systems {query_s * 1000:.0f} ms, "
               f"total {time.perf_counter() - t0:.1f} s")
         if not HAS_LANES:
@@ -489,6 +530,12 @@ def main() -> int:
         print(table(results, KINDS))
         print("\nconversational set (recall@10 is the target)")
         print(table(chat_results, CHAT_KINDS))
+        print("\nlong-chat set (recall@10 is the target)")
+        print(table(long_results, LONG_KINDS))
+        if args.halves:
+            for name, res in (("coding", results), ("conversational", chat_results), ("long-chat", long_results)):
+                print(f"\n{name} set by half (constants are chosen on A; B is the check)")
+                print(halves_table(res))
         print("\nlater on decision chains (from every session of a chain; from its last one nothing should be listed)")
         print(later_line("coding, no query (item's subject)", later_title))
         print(later_line("coding, the decision's words", later_query))
@@ -502,8 +549,9 @@ def main() -> int:
                 for r in f["rows"]:
                     print(f"  {r['from']:<22} {r['matched_by']:<16} listed {r['listed']} want {r['want']}")
         if args.misses:
-            print_misses(results, lib, "items")
-            print_misses(chat_results, chat_lib, "items", 10)
+            print_misses(results, lib, args.misses_of)
+            print_misses(chat_results, chat_lib, args.misses_of, 10)
+            print_misses(long_results, long_lib, args.misses_of, 10)
 
         if args.json:
             out = {
@@ -520,11 +568,14 @@ def main() -> int:
                                           ("chats_no_query", later_chat))},
                 "diagnostic": {"kinds": {k: aggregate(v, ("items", "raw")) for k, v in ablation.items()},
                                "note": "items = search with recency_weight 0; raw = raw bm25 x recency factor"},
-                "per_query": per_query(results) + per_query(chat_results),
+                "longchats": {"sessions": len(longs), "kinds": {k: aggregate(v) for k, v in long_results.items()},
+                              "overall": aggregate([x for v in long_results.values() for x in v])},
+                "per_query": per_query(results) + per_query(chat_results) + per_query(long_results),
             }
             args.json.write_text(json.dumps(out, indent=2, ensure_ascii=False))
         lib.conn.close()
         chat_lib.conn.close()
+        long_lib.conn.close()
     finally:
         if tmp is not None:
             tmp.cleanup()

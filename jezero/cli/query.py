@@ -196,7 +196,9 @@ def _print_explain(e: dict[str, Any]) -> None:
         if fusion.get("matched_terms"):
             line += f"; message {fusion['message_id']} ({fusion['message_role']}) holds: " + ", ".join(fusion["matched_terms"])
         if fusion.get("left_out_of_messages"):
-            line += "; too common for the messages: " + ", ".join(fusion["left_out_of_messages"])
+            line += "; phrases of common words, left to the items: " + ", ".join(fusion["left_out_of_messages"])
+        if fusion.get("capped_in_messages"):
+            line += "; read at their newest messages only: " + ", ".join(fusion["capped_in_messages"])
         out.print(line, markup=False, style="cyan")
     if "bm25" not in e:
         return

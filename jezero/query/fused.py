@@ -5,33 +5,39 @@ words someone later types (an error code, a flag, a name said once) are often on
 transcript. search() therefore ranks twice and fuses:
 
 - the items lane is search as it always was (BM25 over the item fields, times recency);
-- the messages lane ranks sessions by their transcripts: a session scores the IDF of every
-  distinct query word found in any of its messages (a BM25 over whole transcripts counts them
-  the same way, less term frequency and length), and is shown by its best message. It reads only
-  the query's rarer words: a word in more than LANE_MAX_ROWS messages, or in half of them, is
-  left out of this lane (the items lane still uses it). Such a word says little about which
-  session is meant (its IDF is low), and reading every message that holds it would cost more
-  than the whole items search (benchmarks/messages/README.md). A query made only of common
-  words is answered by the items. Words under three characters are left out too.
-  A term the index reads as a phrase (`scripts/order_event.py`: four words) is looked up only
-  when its words are in PHRASE_MAX_ROWS messages at most, together: FTS5 reads every word's list
-  to check positions, which for four common words cost 10-40 ms at 2,000 sessions. Such
-  identifiers are what the items' trigram index finds well.
+- the messages lane ranks sessions by their transcripts. For each ranking term (not a stop word,
+  terms.is_stop_word, nor under three characters, unless quoted), FTS5 scores every message
+  holding it with bm25 for that term alone (its IDF, its frequency in the message, the message's
+  length); a session scores, per term, its best message's score, summed over the terms it holds.
+  So a session holding more of the query's rarer words comes first, and a word said in one short
+  message counts more than the same word lost in a long log. The session is shown by its best
+  message (the highest sum over its terms). A word also matches its other English forms
+  (terms.word_forms). A term in more than LANE_MAX_ROWS messages is read at its newest
+  LANE_MAX_ROWS (what passes the filters), each scored alike: older sessions holding only that
+  word are not seen by this lane (`explain` says so; the items lane still reads it). A term the index reads as a
+  phrase (`scripts/order_event.py`: four words) is looked up only when its words are in
+  PHRASE_MAX_ROWS messages at most, together: FTS5 reads every word's list to check positions,
+  which for four common words cost 10-40 ms at 2,000 sessions. Such identifiers are what the
+  items' trigram index finds well.
 
-Fusion is reciprocal rank fusion over sessions: score = sum over lanes of weight / (RRF_K +
-rank), rank counted from 1 within each lane, weight 1 for the items and MESSAGES_WEIGHT (0.75)
-for the messages, each times the lane's separation: how far its first score stands above its
-SEPARATION_DEPTH-th (separation()). A lane's order means something when its best hits stand out
-(an error code in one summary); when they all score alike it says little, as in small talk,
-where every item's summary matches a query only through its common words and the items lane
-would otherwise bury the one session whose transcript holds the fact. A session found by both
-lanes rises above one found by either; one found by one lane only still ranks. Each session is shown by one item: the best item
-of the items lane when that lane found the session (its title and atoms lead), else the item
-whose transcript holds the best message. On equal scores the items lane's order decides.
+Fusion is weighted reciprocal rank fusion over sessions (fuse(), a list of lanes, so a third
+lane is one more Ranked): score = sum over lanes of weight * gate / (RRF_K + rank), rank counted
+from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT. The items lane weighs its
+separation (how far its first score stands above its SEPARATION_DEPTH-th: a lane whose hits all
+score alike says little), and each of its sessions is gated by the messages lane's evidence for
+it, (that session's messages score / the lane's best) ** GATE_POWER. In small talk every item's
+summary matches a question through everyday words, and the items' order is noise: a session the
+items put first whose transcript holds few of the query's words gives way to the one whose
+transcript holds the fact. In coding sessions the item that leads (an error in its atoms) is
+also the session whose transcript holds the words, so it keeps its say. Each session is shown by
+one item: the best item of the items lane when that lane found it (its title and atoms lead),
+else the item whose transcript holds the best message. On equal scores the items lane's order
+decides.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -41,6 +47,7 @@ from jezero.query import bm25
 from jezero.query import messages as mq
 from jezero.query.common import Hits, budget, fetch_hits
 from jezero.query.errors import QueryError
+from jezero.query.terms import is_stop_word
 
 LANES = ("items", "messages")
 # The semantic lane (query/vectors.py), chosen only when `[semantic]` turns it on. It joins the
@@ -51,25 +58,24 @@ VECTORS = "vectors"
 # The usual constant of reciprocal rank fusion (Cormack et al. 2009): large enough that the first
 # few places of one lane do not drown the other lane, small enough that place 1 still counts.
 RRF_K = 60
-# The messages lane's say next to the items lane's (1.0), before each is scaled by its separation
-# (below; these figures predate it). The items are the condensed, curated
-# view; the transcripts a wider, noisier one. On benchmarks/retrieval (109 queries) overall
-# R@1 / R@5 / MRR@10 were 0.783 / 0.942 / 0.865 at 1.0, 0.792 / 0.951 / 0.870 at 0.75,
-# 0.783 / 0.960 / 0.867 at 0.5 and 0.755 / 0.942 / 0.849 at 1.5. With 0.75 a session that only
-# the messages found, at their rank 1, places as the items' rank 21 would alone.
-MESSAGES_WEIGHT = 0.75
-# A lane's weight is scaled by how clearly it separates its best session from the rest: its
-# SEPARATION_DEPTH-th score (or its last, when it found fewer) against its first, as
-# (first - that) / first, to the power SEPARATION_POWER. A lane whose best hits all score about
-# the same (the items of small talk, where only common words matched the summaries) says little
-# about which session is meant and gives way to the other lane. Chosen on one half of
-# benchmarks/retrieval's queries (see its README); the other half is the check.
+# The lanes' say. Chosen on half A of benchmarks/retrieval's queries (its README: the halves, the
+# candidates tried, the figures on half B): the messages lane at 1.0, the items at their
+# separation (depth 20, power 2) with the gate's power 4 scored best on A (coding MRR@10 +
+# conversational R@10 + long-chat R@10); without the gate any items weight from 0.25 to 1 took
+# long-chat R@1 from 0.58 (the messages alone) to 0.29-0.41.
+MESSAGES_WEIGHT = 1.0
 SEPARATION_DEPTH = 20
 SEPARATION_POWER = 2
-# A term in more messages than this is left out of the messages lane: walking its list up to the
-# cap costs well under a millisecond, reading where each of its messages belongs about a
-# microsecond each (more from a cold page); past it the term's IDF is low.
-LANE_MAX_ROWS = 1000
+GATE_POWER = 4
+# After fusion the current-first rule (current.py) runs again; a newer hit may move up only when
+# its transcript holds at least this share of the messages lane's best score for the query.
+CURRENT_EVIDENCE = 0.5
+UNHELD_GATE = 0
+# A term in more messages than this is common: it is read at its newest this many (that pass the
+# filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
+# reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
+# search cost 2.48x the items alone at 1,000, 2.11x at 500, 2.02x at 300 (p50, a loaded machine).
+LANE_MAX_ROWS = 300
 # A phrase (a term the index reads as several words) is looked up only when its words' lists hold
 # this many rows at most, together.
 PHRASE_MAX_ROWS = 10_000
@@ -77,8 +83,7 @@ PHRASE_MAX_ROWS = 10_000
 # index, match whole transcripts in one language: the lane leaves them out, as the items'
 # trigram index (three characters at least) does.
 LANE_MIN_CHARS = 3
-# Messages read per step while walking the lane's order, and sessions taken from each lane.
-LANE_FETCH = 200
+# Sessions taken from each lane.
 LANE_SESSIONS = 50
 
 
@@ -109,16 +114,15 @@ class LaneHit:
     session_id: str
     rank: int  # from 1
     match: mq.Match
-    left_out: list[str]  # query words too common for this lane
+    left_out: list[str]  # query phrases too costly for this lane
+    capped: list[str] = ()  # query words ranked among their newest LANE_MAX_ROWS messages only
 
 
 def message_lane(conn: apsw.Connection, query: str, *, sources, source, project, since, time_budget_ms: int,
                  sessions: int = LANE_SESSIONS) -> Hits:
-    """Sessions ranked by the IDF of the distinct query words their messages hold; on a tie, by
-    their best message's, then the newer. Each kept word's messages are read once, as a list of
-    ids (the walk that also tells whether the word is rare enough); bm25's term frequency and
-    length normalisation would need a second, ranked pass over the same lists, which cost more
-    than the items search itself (benchmarks/messages/README.md)."""
+    """Sessions ranked by their messages (see the module docstring): for each ranking term, FTS5's
+    bm25 of every message holding it (its newest LANE_MAX_ROWS); a session scores its best
+    message's per term, summed over the terms it holds. Shown by its best message."""
     if not mq.has_messages(conn):
         return Hits()
     terms = mq.terms_for(conn, query)
@@ -128,56 +132,75 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                                 include_tools=True, include_subagents=True, since=since)
     with budget(conn, time_budget_ms):
         try:
+            left_out, capped = [], []
             total = mq.message_count(conn)
-            kept: list[tuple] = []  # (term, ids)
-            left_out = []
+            per_term: list[tuple[str, list[tuple]]] = []
             for t in terms:
-                if len(t.text) < LANE_MIN_CHARS:
-                    continue  # "de", "on", "a": the items' trigram index cannot look them up either
+                if is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact):
+                    continue  # "did", "where", "de", "on": they say nothing about which session is meant
                 if len(t.key) > 1 and not _cheap_phrase(conn, t.key):
                     left_out.append(t.text)  # a phrase of common words: see the module docstring
                     continue
-                ids = mq.ids_up_to(conn, t, LANE_MAX_ROWS + 1)
-                if len(ids) > LANE_MAX_ROWS or 2 * len(ids) >= total:  # (bm25 floors the IDF at N/2 too)
-                    left_out.append(t.text)
-                elif ids:
-                    kept.append((t, ids))
-            if not kept:
-                return Hits()
-            held: dict[int, list[str]] = {}  # message id -> the kept terms it holds
-            score: dict[int, float] = {}  # message id -> the sum of their IDFs
-            weights: dict[str, float] = {}
-            for t, ids in kept:
-                weight = weights[t.text] = bm25.idf(total, len(ids))
-                for i in ids:
-                    held.setdefault(i, []).append(t.text)
-                    score[i] = score.get(i, 0.0) + weight
-            # A session holds the terms of all its messages: it scores the IDF of every distinct
-            # term found anywhere in it (as a BM25 over whole transcripts would count them), and
-            # is shown by its best message.
-            ids = sorted(held)
-            found: dict[tuple[str, str], dict] = {}
-            for start in range(0, len(ids), LANE_FETCH * 5):
-                rows = mq.rows(conn, ids[start:start + LANE_FETCH * 5], filters)
-                for i, m in rows.items():
-                    entry = found.setdefault((m.source, m.session_id), {"terms": {}, "best": None})
-                    for t in held[i]:
-                        entry["terms"][t] = weights[t]
-                    best = entry["best"]
-                    if best is None or (score[i], i) > (score[best.id], best.id):
-                        entry["best"] = m
-            ranked = sorted(found.values(), key=lambda e: (-sum(e["terms"].values()), -score[e["best"].id],
-                                                           -e["best"].id))[:sessions]
+                held = mq.count_up_to(conn, mq.lane_expression(t), LANE_MAX_ROWS + 1)
+                common = held > LANE_MAX_ROWS
+                if common:
+                    capped.append(t.text)  # read at its newest messages, each scored as if in LANE_MAX_ROWS
+                found = mq.term_matches(conn, t, filters, LANE_MAX_ROWS,
+                                        bm25.idf(total, LANE_MAX_ROWS) if common else None)
+                if found:
+                    per_term.append((t.text, found))
+            scored = _scores(per_term)
+            ranked = _rank_sessions(scored, sessions)
+            shown = mq.rows(conn, [best for best, _, _ in ranked], mq.MessageFilters(include_tools=True,
+                                                                                      include_subagents=True))
             out = Hits()
-            for e in ranked:
-                m = e["best"]
-                m.coverage, m.bm25, m.matched = len(e["terms"]), -sum(e["terms"].values()), sorted(e["terms"])
-                out.append(LaneHit(m.item_id, m.source, m.session_id, len(out) + 1, m, left_out))
+            out.evidence = {key: score for key, score, _ in scored}  # for the items' gate
+            for best, score, matched in ranked:
+                m = shown.get(best)
+                if m is None:
+                    continue  # deleted by a writer since the lane read it
+                m.coverage, m.bm25, m.matched = len(matched), -score, matched
+                out.append(LaneHit(m.item_id, m.source, m.session_id, len(out) + 1, m, left_out, capped))
             return out
         except apsw.InterruptError:
             out = Hits()  # out of work: the items lane answers alone
             out.cut = True
             return out
+
+
+def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, str], float, dict]]:
+    """Each session the terms' messages belong to: its score (per term, its best message's
+    relevance, summed over the terms), and per term that best (relevance, message id)."""
+    # A session scores, per term, its best message's bm25 for it. Adding later messages too (0.05,
+    # 0.1 or 0.3 of their own) lowered coding R@1 on half A (0.827 -> 0.792, 0.720, ~0.5): a word
+    # repeated through a test log outweighed the message about it.
+    best: dict[tuple[str, str], dict[str, tuple[float, int]]] = {}
+    for text, found in per_term:
+        for mid, source, session_id, relevance in found:
+            by_term = best.setdefault((source, session_id), {})
+            if relevance > by_term.get(text, (-1.0, 0))[0]:
+                by_term[text] = (relevance, mid)
+    return [(key, sum(r for r, _ in by_term.values()), by_term) for key, by_term in best.items()]
+
+
+def _rank_sessions(scored: list[tuple], sessions: int) -> list[tuple[int, float, list[str]]]:
+    """The lane's first `sessions` sessions, best first, as (its best message, its score, the terms
+    it holds). A session's best message is the one with the highest sum over the terms it is best
+    for; on equal scores, the session whose best message scores more, then the newer. Only the
+    sessions that can place are looked at message by message."""
+    scored = sorted(scored, key=lambda s: -s[1])
+    if len(scored) > sessions:
+        bar = scored[sessions - 1][1]
+        scored = [s for s in scored if s[1] >= bar]
+    ranked = []
+    for _key, score, by_term in scored:
+        per_message: dict[int, float] = {}
+        for relevance, mid in by_term.values():
+            per_message[mid] = per_message.get(mid, 0.0) + relevance
+        top = max(per_message, key=lambda mid: (per_message[mid], mid))
+        ranked.append((score, per_message[top], top, sorted(by_term)))
+    ranked.sort(key=lambda r: (-r[0], -r[1], -r[2]))
+    return [(top, score, matched) for score, _, top, matched in ranked[:sessions]]
 
 
 def _cheap_phrase(conn: apsw.Connection, tokens: tuple) -> bool:
@@ -191,60 +214,77 @@ def _cheap_phrase(conn: apsw.Connection, tokens: tuple) -> bool:
     return True
 
 
-def fuse(conn: apsw.Connection, item_hits: list[dict], lane: list[LaneHit], limit: int, *,
-         explain: bool = False, near=()) -> list[dict]:
-    """One hit per session, by reciprocal rank fusion of the lanes' session orders; `near`: the
-    vector lane's sessions (query/vectors.py VectorHits), when it ran."""
-    sessions: dict[tuple[str, str], dict] = {}
+@dataclass
+class Ranked:
+    """One lane's session order, as fuse() reads it: best first, one entry per session. `weight` is
+    the lane's say; `gate`, when given, scales each session's share (see items_lane())."""
+
+    name: str
+    weight: float
+    sessions: list[tuple[str, str]]  # (source, session_id)
+    shown: list  # what shows each session: an item hit (dict) or a LaneHit (its item is fetched)
+    gate: dict[tuple[str, str], float] | None = None
+
+
+def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
+    """The items' session order for fusion. Its weight is its separation; each session's share is
+    gated by the messages lane's evidence for it, (its messages score / the lane's best) **
+    GATE_POWER: an item that leads on words its transcript barely holds (a chat summary matched
+    through everyday words) gives way, one whose transcript agrees keeps its say. Without messages
+    (an old library, a query of short words, a lane out of work) the items rank alone."""
+    keys, shown = [], []
     for h in item_hits:
         key = (h["source"], h["session_id"])
-        if key not in sessions:
-            sessions[key] = {"item": h, "items_rank": len(sessions) + 1, "lane": None, "near": None}
-    items_ranked = len(sessions)
-    for hit in lane:
-        entry = sessions.setdefault((hit.source, hit.session_id),
-                                    {"item": None, "items_rank": None, "lane": None, "near": None})
-        entry["lane"] = hit
-    for hit in near:
-        entry = sessions.setdefault((hit.source, hit.session_id),
-                                    {"item": None, "items_rank": None, "lane": None, "near": None})
-        entry["near"] = hit
-    items_weight = separation([h.get("score") or 0.0 for h in item_hits])
-    messages_weight = MESSAGES_WEIGHT * separation([-hit.match.bm25 for hit in lane])
-    vectors_weight = getattr(near, "weight", 0.0)
-    for entry in sessions.values():
-        score = 0.0
-        if entry["items_rank"] is not None:
-            score += items_weight / (RRF_K + entry["items_rank"])
-        if entry["lane"] is not None:
-            score += messages_weight / (RRF_K + entry["lane"].rank)
-        if entry["near"] is not None:
-            score += vectors_weight / (RRF_K + entry["near"].rank)
-        entry["score"] = score
-        entry["weights"] = (items_weight, messages_weight, vectors_weight)
+        if key not in keys:
+            keys.append(key)
+            shown.append(h)
+    gate = None
+    evidence = getattr(lane, "evidence", None)
+    if lane and evidence:
+        best = -lane[0].match.bm25
+        gate = {key: (evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
+    return Ranked("items", separation([h.get("score") or 0.0 for h in item_hits]), keys, shown, gate)
+
+
+def messages_ranked(lane: list[LaneHit]) -> Ranked:
+    return Ranked("messages", MESSAGES_WEIGHT, [(x.source, x.session_id) for x in lane], list(lane))
+
+
+def vectors_ranked(near) -> Ranked:
+    """The semantic lane's session order (query/vectors.py VectorHits), at its configured weight."""
+    return Ranked(VECTORS, getattr(near, "weight", 0.0), [(x.source, x.session_id) for x in near], list(near))
+
+
+def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain: bool = False) -> list[dict]:
+    """One hit per session, by weighted reciprocal rank fusion of the lanes' session orders:
+    sum over lanes of weight * gate / (RRF_K + rank). Ties go to the first lane's order, then the
+    next. Each session is shown by the first lane (in `lanes` order) that gives it an item."""
+    sessions: dict[tuple[str, str], dict] = {}
+    for lane in lanes:
+        for rank, (key, shown) in enumerate(zip(lane.sessions, lane.shown), start=1):
+            entry = sessions.setdefault(key, {"ranks": {}, "shares": {}, "shown": None, "score": 0.0})
+            gate = 1.0 if lane.gate is None else lane.gate.get(key, 0.0)
+            share = lane.weight * gate / (RRF_K + rank)
+            entry["ranks"][lane.name], entry["shares"][lane.name] = rank, share
+            entry["score"] += share
+            if entry["shown"] is None or (not isinstance(entry["shown"], dict) and isinstance(shown, dict)):
+                entry["shown"] = shown
+    unranked = max((len(lane.sessions) for lane in lanes), default=0) + 1
     order = sorted(sessions.values(),
-                   key=lambda e: (-e["score"], e["items_rank"] or items_ranked + 1, e["lane"].rank if e["lane"] else 0,
-                                  e["near"].rank if e["near"] else 0))
-    order = order[:limit]
-    missing = [_shown_by(e) for e in order if e["item"] is None]
-    rows = fetch_hits(conn, missing)
+                   key=lambda e: (-e["score"], *(e["ranks"].get(lane.name, unranked) for lane in lanes)))[:limit]
+    rows = fetch_hits(conn, [e["shown"].item_id for e in order if not isinstance(e["shown"], dict)])
     hits = []
     for e in order:
-        base = e["item"] if e["item"] is not None else rows.get(_shown_by(e))
+        shown = e["shown"]
+        base = shown if isinstance(shown, dict) else rows.get(shown.item_id)
         if base is None:
             continue  # deleted by a writer since the lane read it
         hit = {k: v for k, v in base.items() if k != "explain"}
         hit["score"] = e["score"]
         if explain:
-            hit["explain"] = {**(base.get("explain") or {}), "fusion": _why(e)}
+            hit["explain"] = {**(base.get("explain") or {}), "fusion": _why(e, lanes)}
         hits.append(hit)
     return hits
-
-
-def _shown_by(entry: dict) -> int:
-    """The item that shows a session no items-lane hit found: its best message's, else its
-    nearest vector's."""
-    return entry["lane"].item_id if entry["lane"] is not None else entry["near"].item_id
 
 
 def separation(scores: list[float]) -> float:
@@ -260,45 +300,68 @@ def separation(scores: list[float]) -> float:
     return ((ranked[0] - below) / ranked[0]) ** SEPARATION_POWER
 
 
-def _why(entry: dict) -> dict:
-    lane = entry["lane"]
-    out = {"rule": "reciprocal rank fusion of the items and messages rankings, per session, each lane "
-                   "weighted by how clearly it separates its best sessions",
-           "score": entry["score"], "items_rank": entry["items_rank"],
-           "items_weight": entry["weights"][0], "messages_weight": entry["weights"][1],
-           "messages_rank": lane.rank if lane else None}
-    if lane is not None:
-        out.update(message_id=lane.match.id, message_role=lane.match.role, matched_terms=lane.match.matched,
-                   coverage=lane.match.coverage, left_out_of_messages=lane.left_out)
-    near = entry["near"]
-    if len(entry["weights"]) > 2 and entry["weights"][2]:
-        out.update(vectors_weight=entry["weights"][2], vectors_rank=near.rank if near else None)
+def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
+    out = {"rule": "reciprocal rank fusion of the lanes' session orders, each lane weighted (the items by how "
+                   "clearly they separate their best sessions, each item gated by its transcript's evidence)",
+           "score": entry["score"], "lanes": {lane.name: lane.weight for lane in lanes},
+           "ranks": dict(entry["ranks"]), "shares": dict(entry["shares"]),
+           "items_rank": entry["ranks"].get("items"), "messages_rank": entry["ranks"].get("messages")}
+    messages = next((lane for lane in lanes if lane.name == "messages"), None)
+    hit = messages.shown[entry["ranks"]["messages"] - 1] if messages and "messages" in entry["ranks"] else None
+    if hit is not None:
+        out.update(message_id=hit.match.id, message_role=hit.match.role, matched_terms=hit.match.matched,
+                   coverage=hit.match.coverage, left_out_of_messages=hit.left_out, capped_in_messages=list(hit.capped))
+    vectors = next((lane for lane in lanes if lane.name == VECTORS), None)
+    if vectors is not None:
+        near = vectors.shown[entry["ranks"][VECTORS] - 1] if VECTORS in entry["ranks"] else None
+        out.update(vectors_weight=vectors.weight, vectors_rank=near.rank if near else None)
         if near is not None:
             out.update(vectors_similarity=round(near.similarity, 4),
                        vectors_nearest="item" if near.window_id is None else f"message window {near.window_id}")
     return out
 
 
-def lane_only(conn: apsw.Connection, lane: list[LaneHit], limit: int, *, explain: bool = False) -> list[dict]:
-    """The messages lane alone, as items (the benchmark's "messages alone")."""
-    return fuse(conn, [], lane, limit, explain=explain)
-
-
 def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: Callable[[int], list[dict]], *,
            sources, source, project, since, limit: int, time_budget_ms: int, explain: bool,
+           reorder: Callable[[list[dict]], list[dict]] | None = None,
            vectors_lane: Callable[[], list] | None = None) -> list[dict]:
-    """The fused search; `items_lane(n)` runs the items search for its best n hits;
-    `vectors_lane()` the vector lane (query/vectors.py), when "vectors" is chosen."""
+    """The fused search; `items_lane(n)` runs the items search for its best n hits, `reorder` is
+    the items' current-first rule (current.py), applied again to the fused order (below);
+    `vectors_lane()` the semantic lane (query/vectors.py), when "vectors" is chosen."""
     lane = message_lane(conn, query, sources=sources, source=source, project=project, since=since,
                         time_budget_ms=time_budget_ms) if "messages" in lanes else Hits()
     near = vectors_lane() if vectors_lane is not None and VECTORS in lanes else ()
     notes = (near.off,) if getattr(near, "off", None) else ()
+    ranked = [messages_ranked(lane)] + ([vectors_ranked(near)] if near else [])
     if "items" not in lanes:
-        hits = Hits(fuse(conn, [], lane, limit, explain=explain, near=near))
+        hits = Hits(fuse(conn, ranked, limit, explain=explain))
         hits.cut, hits.notes = lane.cut, notes
         return hits
     item_hits = items_lane(max(limit, LANE_SESSIONS))
-    hits = Hits(fuse(conn, item_hits, lane, limit, explain=explain, near=near))
+    fused = fuse(conn, [items_ranked(item_hits, lane)] + ranked, limit, explain=explain)
+    hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False)
     hits.notes = notes
     return hits
+
+
+def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
+                  reorder: Callable[[list[dict]], list[dict]]) -> list[dict]:
+    """The current decision first, over the fused order. The messages lane places the first
+    session of a decision chain high (it states the subject at length, in the words people ask
+    with), above the short revision the items lane had moved first. The rule (current.py) weighs
+    items' relevance, so each hit carries its session's items score while it runs; a session only
+    the messages found has none and is never displaced (its score reads as unbounded)."""
+    evidence = getattr(lane, "evidence", None) if lane else None
+    relevance: dict[tuple[str, str], float] = {}
+    for h in item_hits:
+        key = (h["source"], h["session_id"])
+        held = not evidence or evidence.get(key, 0.0) >= CURRENT_EVIDENCE * -lane[0].match.bm25
+        relevance.setdefault(key, (h.get("score") or 0.0) if held else 0.0)
+    fused_score = {h["id"]: h["score"] for h in hits}
+    for h in hits:
+        h["score"] = relevance.get((h["source"], h["session_id"]), math.inf)
+    moved = reorder(hits)
+    for h in moved:
+        h["score"] = fused_score[h["id"]]
+    return moved

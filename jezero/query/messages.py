@@ -20,7 +20,7 @@ import apsw
 
 from jezero.query.common import scope_conditions, time_conditions
 from jezero.query.errors import QueryError
-from jezero.query.terms import Term, match_expression, parse_terms
+from jezero.query.terms import Term, match_expression, parse_terms, word_forms
 from jezero.store import varints
 from jezero.store.messages import MESSAGES_TOKENIZER, ROLES
 
@@ -236,10 +236,41 @@ def _register(conn: apsw.Connection) -> None:
             _registered.add(conn)
 
 
+def term_matches(conn: apsw.Connection, term: Term, filters: MessageFilters, cap: int,
+                 relevance: float | None = None) -> list[tuple]:
+    """The messages holding `term` (a single word also in its other forms, terms.word_forms) that
+    pass `filters`, newest first, at most `cap`, as (id, source, session_id, relevance): FTS5's
+    bm25 for this term alone (its IDF over the whole index, its frequency in the message, the
+    message's length), negated so that more is better; or, when `relevance` is given, that number
+    for every message, and bm25 is not computed (its IDF reads the term's whole list, which for a
+    word in tens of thousands of messages costs more than the items search). One walk of the
+    term's list, newest end first, joined to the rows it needs (rows() gives the rest)."""
+    where, args = filters.sql()
+    return conn.execute(
+        f"SELECT m.id, m.source, m.session_id, {'-bm25(messages_fts)' if relevance is None else float(relevance)} "
+        f"FROM messages_fts CROSS JOIN messages AS m "
+        f"ON m.id = messages_fts.rowid WHERE messages_fts MATCH ? {'AND ' + where if where else ''} "
+        f"ORDER BY messages_fts.rowid DESC LIMIT ?", [lane_expression(term), *args, cap]).fetchall()
+
+
+def lane_expression(term: Term) -> str:
+    """The FTS5 expression of a term as the messages lane reads it: a single word with its other
+    forms (terms.word_forms), else the term as written."""
+    if len(term.key) == 1 and not term.exact:
+        return " OR ".join('"' + form + '"' for form in (term.key[0], *word_forms(term.key[0])))
+    return term.quoted
+
+
 def ids_up_to(conn: apsw.Connection, term: Term, cap: int) -> list[int]:
     """The ids of the messages holding `term`, at most `cap` of them."""
     return [r[0] for r in conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?",
                                        (term.quoted, cap))]
+
+
+def count_up_to(conn: apsw.Connection, expr: str, cap: int) -> int:
+    """How many messages match the FTS5 expression `expr`, counting up to `cap` (a walk of rowids)."""
+    return conn.execute("SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+                        (expr, cap)).fetchone()[0]
 
 
 def token_rows(conn: apsw.Connection, token: str, cap: int) -> int:

@@ -128,7 +128,9 @@ def search(
     With `current_first` (the default), a hit that has a newer hit of its project on its subject
     further down the items ranking gets that hit placed just before it (current.py: the current
     decision first, the old one kept). In a fused search this happens in the items lane, before
-    fusion: its rule compares items' scores, which fusion scores are not.
+    fusion (its rule compares items' scores, which fusion scores are not), and once more over the
+    fused order, where a newer session moves only when its transcript holds the words too
+    (fused.current_first).
     """
     opts = options_or_default(options)
     chosen = fused.check_lanes(lanes, vectors=semantic is not None)
@@ -211,6 +213,7 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
     return fused.search(conn, query, lanes, items_lane, sources=sources, source=source or None,
                         project=project or None, since=since_text, limit=limit,
                         time_budget_ms=options.time_budget_ms, explain=explain,
+                        reorder=(lambda hits: _current_first(conn, hits, options)) if current_first else None,
                         vectors_lane=vectors_lane if semantic is not None else None)
 
 

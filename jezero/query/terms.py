@@ -14,6 +14,8 @@ Two rules read a word the way a person means it (a quoted phrase is left exactly
   apart, and `src/order_cache.py` one that names only `order_cache.py`. The word itself stays a
   term, so an item holding it whole matches every part too and ranks first. Parts come after
   every written term (MAX_TERMS cuts them first) and carry `part_of`.
+- A possessive also adds its word as a part: `dentist's` finds "my dentist", and a message that
+  says `Nadia's` still matches both and ranks first.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from jezero.client_core import STOP_WORDS, fold
 from jezero.query.errors import QueryError
 from jezero.store import DEFAULT_TOKENIZER
 
@@ -47,6 +50,9 @@ _UNSAFE = re.compile(r"[\x00\ud800-\udfff]")
 _OPENING = "([{<\"'`¿¡«“‘"
 _CLOSING = "?!.,;:)]}>\"'`»”’…"
 _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
+# "my dentist's name": the fact says "my dentist, Dr Okafor". A word-level index reads `dentist's`
+# as the phrase `dentist s`, a trigram index as a substring no other form holds.
+_POSSESSIVE = re.compile(r"(?<=\w\w)['’]s$", re.IGNORECASE)
 # What joins the parts of a setting, a path, a dotted name or a URL. Coarse joins first, so
 # `src/order_cache.py` gives `order_cache.py` as well as `order_cache`.
 _COARSE = re.compile(r"[=/:]+")
@@ -58,6 +64,7 @@ class Term:
     text: str  # as the person wrote it, without the surrounding quotes
     key: tuple  # what the index sees (its tokens): two terms with the same key are one term
     part_of: str | None = None  # for a part of a joined word (`524288` of `max_user_watches=524288`)
+    exact: bool = False  # written in "double quotes": searched as written, never dropped as a stop word
 
     @property
     def quoted(self) -> str:
@@ -108,19 +115,19 @@ def _parse(text: str, tokenizer: str) -> tuple[Term, ...]:
     parts: list[tuple[str, str]] = []  # (part, the word it comes from), added after every word
     seen: set[tuple] = set()
 
-    def add(raw: str, part_of: str | None = None) -> bool:
+    def add(raw: str, part_of: str | None = None, exact: bool = False) -> bool:
         if len(raw) < shortest:
             return False
         key = tokenize(raw)
         if not key or key in seen:  # no token at all (punctuation for unicode61) matches nothing
             return False
         seen.add(key)
-        terms.append(Term(raw, key, part_of))
+        terms.append(Term(raw, key, part_of, exact))
         return len(terms) == MAX_TERMS
 
     for m in _TOKEN.finditer(text):
         if m.group(1) is not None:  # a quoted phrase: exactly as written
-            if add(" ".join(m.group(1).split())):
+            if add(" ".join(m.group(1).split()), exact=True):
                 return tuple(terms)
             continue
         word = strip_punctuation(m.group(2).strip('"'))
@@ -148,7 +155,10 @@ def strip_punctuation(word: str) -> str:
 
 def word_parts(word: str) -> list[str]:
     """The parts of a word joined by `=`, `/` or `:` and then by `.`, in order, without the word
-    itself: `a.b=c` gives `a.b`, `c`, `a`, `b`. A word with no joint has no parts."""
+    itself: `a.b=c` gives `a.b`, `c`, `a`, `b`; a possessive's word: `dentist's` gives `dentist`.
+    A word with no joint has no parts."""
+    if _POSSESSIVE.search(word):
+        return [_POSSESSIVE.sub("", word)]
     coarse = [strip_punctuation(p) for p in _COARSE.split(word)]
     coarse = [p for p in coarse if p]
     out = coarse if len(coarse) > 1 else []
@@ -158,6 +168,42 @@ def word_parts(word: str) -> list[str]:
         if len(fine) > 1:
             out += fine
     return [p for p in dict.fromkeys(out) if p != word]
+
+
+def is_stop_word(term: Term) -> bool:
+    """Whether a term says nothing about what is meant ("did", "where", "para"): one word of the
+    short English and Spanish stop list the first-prompt rule uses (jezero.client_core, the one
+    copy), not in quotes. Ranking leaves such terms out; a quoted phrase is always looked for."""
+    return not term.exact and len(term.key) == 1 and fold(term.text) in STOP_WORDS
+
+
+_LETTERS = re.compile(r"[a-z]{4,}")
+
+
+def word_forms(token: str) -> list[str]:
+    """The English inflections of a word as a word-level index holds them: `sign` gives `signs`,
+    `signed`, `signing`; `signed` gives `sign` and the same forms; `race` gives `races`, `raced`,
+    `racing`. For a lowercase word of four letters or more; anything else has no other form. A
+    word-level index has no stems, and people ask "what race did I sign up for" of "I've signed
+    up for the Great North Run"."""
+    if not _LETTERS.fullmatch(token):
+        return []
+    stems = {token}
+    for suffix in ("ing", "ed", "es", "s"):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            stem = token[: -len(suffix)]
+            stems.add(stem)
+            if suffix in ("ing", "ed"):
+                stems.add(stem + "e")  # racing, raced -> race
+                if len(stem) > 3 and stem[-1] == stem[-2]:
+                    stems.add(stem[:-1])  # stopped -> stop
+    forms = set()
+    for stem in stems:
+        forms.update((stem, stem + "s", stem + "es", stem + "ed", stem + "ing"))
+        if stem.endswith("e"):
+            forms.update((stem + "d", stem[:-1] + "ing"))
+    forms.discard(token)
+    return sorted(forms)
 
 
 def match_expression(terms: list[Term]) -> str | None:
