@@ -314,8 +314,8 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
     vectors = next((lane for lane in lanes if lane.name == VECTORS), None)
     if vectors is not None:
         near = vectors.shown[entry["ranks"][VECTORS] - 1] if VECTORS in entry["ranks"] else None
-        out.update(vectors_weight=vectors.weight, vectors_rank=near.rank if near else None)
-        if near is not None:
+        out.update(vectors_weight=vectors.weight, vectors_rank=entry["ranks"].get(VECTORS))
+        if near is not None and hasattr(near, "similarity"):
             out.update(vectors_similarity=round(near.similarity, 4),
                        vectors_nearest="item" if near.window_id is None else f"message window {near.window_id}")
     return out
