@@ -29,7 +29,7 @@ TEXT_FILES = (".jsonl", ".json")
 
 def read(ctype: str, root: Path):
     types = plugins.connector_types()
-    if ctype not in types:
+    if ctype not in types or types[ctype].build is None:  # None: only planned (its distribution is not installed)
         pytest.skip(f"connector type {ctype!r} is not installed")
     warnings: list[str] = []
     connector = types[ctype].build({"path": str(root)}, ConnectorContext("samples", warnings.append))
