@@ -5,8 +5,29 @@ the folder itself as an empty namespace module and hide the real package (in src
 import importlib
 
 for _name in ("jezero_connectors_claude", "jezero_connectors_codex", "jezero_connectors_copilot", "jezero_connectors_gemini",
-              "jezero_connectors_inbox", "jezero_connectors_opencode", "jezero_summarizers", "jezero_index_tantivy", "jezero_embedders"):
+              "jezero_connectors_inbox", "jezero_connectors_opencode", "jezero_summarizers", "jezero_index_tantivy", "jezero_embedders",
+              "jezero_store_postgres"):
     try:
         importlib.import_module(_name)
     except ImportError:  # a core-only run: those tests skip or are not collected
         pass
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_stopped_at_the_end():
+    """The PostgreSQL server that some tests start (tests/pg_support.py) stops when the session ends."""
+    yield
+    import pg_support
+
+    pg_support.stop()
+
+
+@pytest.fixture
+def pg_url():
+    """A new, empty database on a real PostgreSQL server (skips with the reason where none starts)."""
+    import pg_support
+
+    return pg_support.fresh_database()

@@ -47,8 +47,15 @@ class _Section(BaseModel):
 
 
 class StorageConfig(_Section):
+    # "sqlite" (one file, built in) or a backend a distribution adds (jezero.store.backends):
+    # "postgres" from jezero-store-postgres.
+    backend: str = Field("sqlite", pattern=r"^[a-z][a-z0-9_-]{0,31}$")
     path: str | None = None  # default: <platform data dir>/library.sqlite3
     tokenizer: str = DEFAULT_TOKENIZER
+    # A database server's connection string is a secret: the config names the environment
+    # variable (or .env entry) that holds it, never the string itself.
+    url_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    replica_url_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")  # readers, when set
 
 
 class SearchConfig(_Section):

@@ -46,6 +46,11 @@ def init(
         write_private_text(cfg_path, STARTER_CONFIG.format(library=config_mod.default_data_dir() / "library.sqlite3"))
         created_config = True
     cfg = load_config()
+    from jezero.store import backends
+
+    if backends.name(cfg) != backends.SQLITE:
+        _init_other(cfg, cfg_path, created_config, json_out)
+        return
     library = cfg.library_path()
     existed = library.exists()
     try:
@@ -62,6 +67,24 @@ def init(
     out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}")
     out.print(f"library: {library} ({'created' if not existed else 'already there'}, schema v{version}, "
               f"SQLite {result['sqlite']}, tokenizer {cfg.storage.tokenizer!r})")
+
+
+def _init_other(cfg, cfg_path, created_config: bool, json_out: bool) -> None:
+    """`jezero init` for a library on a database server: connect, migrate, say where."""
+    from jezero.store import backends
+
+    try:
+        with backends.open_writer(cfg) as store:
+            version = store.schema_version()
+    except Exception as e:
+        fail(str(e), 2)
+    result = {"config": str(cfg_path), "config_created": created_config, "library": backends.where(cfg),
+              "backend": backends.name(cfg), "schema_version": version, "tokenizer": cfg.storage.tokenizer}
+    if json_out:
+        print_json(result)
+        return
+    out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}")
+    out.print(f"library: {result['library']} (schema v{version}, tokenizer {cfg.storage.tokenizer!r})")
 
 
 @app.command("check-config")

@@ -26,11 +26,11 @@ SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Only items at 
 def _library():
     """(connection, config) for the configured library; clear errors, no tracebacks."""
     from jezero.query import ItemNotFound, QueryError
-    from jezero.store import StoreError, open_readonly
+    from jezero.store import StoreError, backends
 
     cfg = load_config(check_plugins=False)  # reading needs no plugin: a cold search stays fast
     try:
-        conn = open_readonly(cfg.library_path())
+        conn = backends.open_reader(cfg)
     except StoreError as e:
         fail(str(e), 1)
     try:

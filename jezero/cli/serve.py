@@ -71,7 +71,7 @@ def serve(
     if not cfg.clients:
         err.print("warning: the config has no [[clients]], so every request will be refused; "
                   "make a key with `jezero new-token NAME --write`", markup=False)
-    err.print(f"serving {cfg.library_path()} read-only: MCP at {url}/mcp, overview at "
+    err.print(f"serving {_where(cfg)} read-only: MCP at {url}/mcp, overview at "
               f"{url}/api/v1/overview, health at {url}/health ({len(cfg.clients)} client(s)); "
               f"device uploads at {url}/inbox/v1 into {cfg.inbox_path()}", markup=False)
     server.run()
@@ -84,9 +84,18 @@ def _serve_workers(cfg, host, port, workers: int, connections: str, readers, log
     if not path.exists():
         fail(f"--workers needs a config file for every process to read ({path} does not exist)", 2)
     url = f"http://{_url_host(host or cfg.server.host)}:{port or cfg.server.port}"
-    err.print(f"serving {cfg.library_path()} read-only with {workers} processes: MCP at {url}/mcp, overview at "
+    err.print(f"serving {_where(cfg)} read-only with {workers} processes: MCP at {url}/mcp, overview at "
               f"{url}/api/v1/overview, health at {url}/health ({len(cfg.clients)} client(s))", markup=False)
     serve_workers(path, host, port, workers=workers, log_level=log_level, connections=connections, readers=readers)
+
+
+def _where(cfg) -> str:
+    from jezero.store import StoreError, backends
+
+    try:
+        return backends.where(cfg)
+    except StoreError:
+        return str(cfg.library_path())
 
 
 def _url_host(host: str) -> str:

@@ -25,13 +25,10 @@ from jezero.ingest.pipeline import (
 from jezero.ingest.segments import parse_rendered
 from jezero.models import Segment, Session
 from jezero.private import private_folder
-from jezero.store import Store, engines, library_failure, parse_stored_time
+from jezero.store import Store, backends, engines, library_failure, parse_stored_time
+from jezero.store.backends import RunLocked
 
 log = logging.getLogger("jezero.ingest")
-
-
-class RunLocked(Exception):
-    pass
 
 
 def lock_for(config: Config) -> FileLock:
@@ -42,7 +39,13 @@ def lock_for(config: Config) -> FileLock:
 
 @contextmanager
 def exclusive(config: Config):
-    """Hold the run lock: one run (or resummarize) writes at a time; a second one is refused."""
+    """Hold the run lock: one run (or resummarize) writes at a time; a second one is refused.
+    A library on a database server has its own lock there (one run across every machine)."""
+    held = backends.run_lock(config)
+    if held is not None:
+        with held:
+            yield
+        return
     lock = lock_for(config)
     try:
         lock.acquire(timeout=0)
@@ -56,6 +59,10 @@ def exclusive(config: Config):
 
 def open_store(config: Config, *, vectors: bool = True) -> Store:
     """The library's writer; with the semantic lane on (and `vectors`), writing vectors too."""
+    if backends.backend(config) is not None:  # another backend: no derived index or vectors (SQLite's)
+        if vectors and config.semantic.enabled:
+            log.warning("semantic lane: no vectors written: the %s backend has none yet", backends.name(config))
+        return backends.open_writer(config)
     store = Store(config.library_path(), config.storage.tokenizer)
     follow = engines.follower(config.search.engine, store.path)
     if follow is not None:  # a derived search index follows what is written (at most every 2 s)

@@ -134,6 +134,14 @@ def search(
     """
     opts = options_or_default(options)
     chosen = fused.check_lanes(lanes, vectors=semantic is not None)
+    ranker = getattr(conn, "ranker", None)  # a backend ranking in its own engine (jezero.store.backends)
+    if ranker is not None and not set(chosen) <= set(ranker.lanes):
+        hits = search(conn, query, allowed=allowed, source=source, project=project, since=since, limit=limit,
+                      options=options, explain=explain, now=now, recency_weight=recency_weight,
+                      lanes=ranker.lanes, current_first=current_first)
+        hits = hits if isinstance(hits, Hits) else Hits(hits)
+        hits.notes = (*hits.notes, f"the {ranker.name} backend ranks the {', '.join(ranker.lanes)} lane only")
+        return hits
     if chosen != ("items",):
         return _fused(conn, query, chosen, allowed=allowed, source=source, project=project, since=since,
                       limit=clamp_limit(limit, opts.default_limit, opts.max_limit), options=opts, explain=explain,
@@ -148,7 +156,7 @@ def search(
 
 def _current_first(conn, hits: list[dict], options: SearchConfig) -> list[dict]:
     """current.current_first over an items ranking, keeping whether the search was cut."""
-    if len(hits) < 2:
+    if len(hits) < 2 or getattr(conn, "ranker", None) is not None:  # current.py reads FTS5's own tables
         return hits
     with budget(conn, options.time_budget_ms):
         moved = Hits(current.current_first(conn, hits, library_tokenizer(conn)))
@@ -219,18 +227,23 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
 
 def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:
     pool = options.candidate_pool
-    index = stats.index_stats(conn)
-    if index.rows == 0:
-        return []
-    # Seam (issue 13): the candidate pool from the configured index engine; None means FTS5's
-    # path below. The engine applies the filters before its cut; floored words need no care there.
-    picked = engines.pool(conn, options.engine, terms, filters, pool) if prune else None
+    ranker = getattr(conn, "ranker", None)
+    if ranker is not None:  # a backend ranking in its own engine: its pool, after the same filters
+        index, picked, engine = None, ranker.candidates(terms, filters, pool), ranker.name
+    else:
+        index = stats.index_stats(conn)
+        if index.rows == 0:
+            return []
+        # Seam (issue 13): the candidate pool from the configured index engine; None means FTS5's
+        # path below. The engine applies the filters before its cut; floored words need no care there.
+        picked = engines.pool(conn, options.engine, terms, filters, pool) if prune else None
+        engine = options.engine
     kept, floored = stats.classify(conn, index, terms) if prune and picked is None else (terms, [])
     candidates: list[_Candidate] = []
     complete = False
     parts = None
     if picked is not None:
-        parts = [_Candidate(i, -relevance, at, options.engine, kept) for i, relevance, at in picked], True
+        parts = [_Candidate(i, -relevance, at, engine, kept) for i, relevance, at in picked], True
     elif kept and prune:
         try:
             parts = _in_parts(conn, index, kept, filters, tokenizer, pool, limit, now,
@@ -281,7 +294,7 @@ def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now,
             }
         hits.append(hit)
     cut = b.interrupted  # the answer was cut only if the ranking was, not the explanation
-    if explain and hits:
+    if explain and hits and index is not None:
         b.renew()
         try:
             _explain(conn, index, tokenizer, [(h, c) for h, (c, _, _, _) in zip(hits, ranked)])

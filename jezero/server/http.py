@@ -152,7 +152,7 @@ def build_http_app(
     connections / readers: see jezero.server.library.
     """
     registry = ClientRegistry.from_source(source)
-    library = Library(registry.config().library_path(), mode=connections, readers=readers)
+    library = Library.for_config(registry.config(), mode=connections, readers=readers)
     server = build_mcp_server(registry, http=True, library=library)
     security = local_only(host)
     origin_check = TransportSecurityMiddleware(security)

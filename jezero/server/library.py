@@ -37,14 +37,25 @@ def default_readers() -> int:
 
 
 class Library:
-    def __init__(self, path: str | os.PathLike, *, mode: ConnectionMode = "thread", readers: int | None = None):
+    def __init__(self, path: str | os.PathLike, *, mode: ConnectionMode = "thread", readers: int | None = None,
+                 opener=None):
         if mode not in ("thread", "request"):
             raise ValueError(f"connection mode must be 'thread' or 'request', not {mode!r}")
         self.path = Path(path)
+        # How a reader is opened: the SQLite file read-only, or another backend's
+        # (jezero.store.backends.reader_opener: a server keeps no state of its own beyond this).
+        self.opener = opener or (lambda: open_readonly(self.path))
         self.mode = mode
         self.readers = readers or default_readers()
         self._turns = threading.BoundedSemaphore(self.readers)
         self._local = threading.local()
+
+    @classmethod
+    def for_config(cls, config, **kwargs) -> "Library":
+        """The configured library, whichever backend holds it."""
+        from jezero.store import backends
+
+        return cls(config.library_path(), opener=backends.reader_opener(config), **kwargs)
 
     @contextmanager
     def reader(self) -> Iterator[apsw.Connection]:
@@ -57,7 +68,7 @@ class Library:
     @contextmanager
     def _connection(self) -> Iterator[apsw.Connection]:
         if self.mode == "request":
-            conn = open_readonly(self.path)
+            conn = self.opener()
             try:
                 yield conn
             finally:
@@ -65,7 +76,7 @@ class Library:
             return
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = open_readonly(self.path)
+            conn = self.opener()
             self._local.conn = conn
         try:
             yield conn

@@ -208,7 +208,7 @@ def build_mcp_server(
     registry = ClientRegistry.from_source(source)
     if client is not None and registry.by_name(client) is None:
         raise ValueError(f"no client named {client!r} in {registry.path or 'the config'}")
-    library = library or Library(registry.config().library_path(), mode=connections, readers=readers)
+    library = library or Library.for_config(registry.config(), mode=connections, readers=readers)
     tools = _Tools(registry, library, http=http, client=client)
 
     auth: dict[str, Any] = {}

@@ -1,0 +1,138 @@
+"""A PostgreSQL connection that reads like the apsw connection the query layer was written for.
+
+The query layer's plain statements (timeline, get_item, catalog, the hit fields, the sources) are
+standard SQL with `?` marks; this wrapper runs them unchanged: `?` becomes psycopg's `%s` (and
+`:name` with a mapping becomes `%(name)s`), `with conn:` is a transaction (a savepoint when
+nested, as in apsw), and a statement naming a table this backend does not have (FTS5's shadow
+tables) raises apsw.SQLError, as SQLite would, so the callers that fall back on such an error
+(current.py's subject words) fall back here too. What ranks is not SQL the two engines share:
+that goes through `ranker` (jezero_store_postgres.search).
+
+Connections run in autocommit: each statement outside `with conn:` sees every commit made
+before it, as a SQLite reader in WAL mode does between statements.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import apsw
+import psycopg
+
+_NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+_cache: dict[tuple[str, bool], str] = {}
+
+
+def translate(sql: str, named: bool) -> str:
+    """SQLite's parameter marks as psycopg's (and a literal % doubled)."""
+    key = (sql, named)
+    out = _cache.get(key)
+    if out is None:
+        out = sql.replace("%", "%%")
+        out = _NAMED.sub(r"%(\1)s", out) if named else out.replace("?", "%s")
+        if len(_cache) < 4096:
+            _cache[key] = out
+    return out
+
+
+class Cursor:
+    """The little of apsw's cursor the callers use: fetchone, fetchall, iteration, the columns."""
+
+    def __init__(self, cur: psycopg.Cursor):
+        self._cur = cur
+
+    def _has_rows(self) -> bool:
+        return self._cur.description is not None
+
+    def fetchone(self):
+        return self._cur.fetchone() if self._has_rows() else None
+
+    def fetchall(self):
+        return self._cur.fetchall() if self._has_rows() else []
+
+    def __iter__(self):
+        return iter(self._cur) if self._has_rows() else iter(())
+
+    def get_description(self):
+        if not self._has_rows():
+            raise apsw.ExecutionCompleteError("the statement returned no rows")
+        return tuple((d.name, None) for d in self._cur.description)
+
+    getdescription = get_description
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+
+class Connection:
+    """An apsw-like face on one psycopg connection. `ranker` is set on readers (the search
+    engine of this backend); `backend` names it for messages and explain."""
+
+    backend = "postgres"
+    filename = ""  # not a file: jezero.store.engines' derived indexes do not apply
+
+    def __init__(self, url: str, *, read_only: bool = False, application_name: str = "jezero"):
+        try:
+            self.pg = psycopg.connect(url, autocommit=True, application_name=application_name)
+        except psycopg.OperationalError as e:
+            raise ConnectionFailed(f"cannot connect to the PostgreSQL library: {str(e).strip()}") from None
+        if read_only:
+            # Every reader is read-only in the database itself, as SQLite readers open the file
+            # read-only: no request can write, whatever the code above it does.
+            self.pg.execute("SET default_transaction_read_only = on")
+        self._tx: list = []
+        self.ranker = None
+
+    # -- statements ---------------------------------------------------------------------------
+
+    def execute(self, sql: str, params=None) -> Cursor:
+        named = isinstance(params, Mapping)
+        try:
+            if params is None:
+                cur = self.pg.execute(sql)  # no parameters: psycopg sends the text as it is
+            else:
+                cur = self.pg.execute(translate(sql, named), params if named else tuple(params))
+        except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction) as e:
+            raise apsw.SQLError(f"SQLError: {str(e).splitlines()[0]}") from e
+        except psycopg.errors.ReadOnlySqlTransaction as e:
+            raise apsw.ReadOnlyError(f"ReadOnlyError: {str(e).splitlines()[0]}") from e
+        return Cursor(cur)
+
+    def executemany(self, sql: str, rows) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        named = isinstance(rows[0], Mapping)
+        with self.pg.cursor() as cur:
+            cur.executemany(translate(sql, named), rows if named else [tuple(r) for r in rows])
+
+    # -- transactions -------------------------------------------------------------------------
+
+    def __enter__(self):
+        tx = self.pg.transaction()
+        tx.__enter__()
+        self._tx.append(tx)
+        return self
+
+    def __exit__(self, *exc):
+        tx = self._tx.pop()
+        return tx.__exit__(*exc)
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(self._tx) or self.pg.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+    # -- what apsw has and the query layer calls ----------------------------------------------
+
+    def set_progress_handler(self, handler, steps: int = 0) -> None:
+        """No VM steps to count in a server: the work of a search is bounded by its shape instead
+        (the candidate pool, words in half the library left out), see search.py."""
+
+    def close(self, force: bool = False) -> None:
+        self.pg.close()
+
+
+class ConnectionFailed(Exception):
+    pass
