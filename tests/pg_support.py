@@ -46,3 +46,97 @@ def stop() -> None:
         if _server is not None:
             _server.stop()
             _server = None
+
+
+# -- the same tests against both backends ---------------------------------------------------------
+#
+# The query and server tests build their libraries with `Store(path)` and read them with
+# `open_readonly(path)` or through the server's Library. Parametrised by `store_backend`, each such
+# test runs once on SQLite as written and once on PostgreSQL, where every library path is a schema
+# of its own in one database of the session's server: the same test, the same assertions, another
+# backend behind the store's interface (jezero.store.backends).
+
+BOTH_BACKENDS = ("test_query.py", "test_later.py", "test_server.py", "test_server_globs.py", "test_current.py",
+                 "test_server_http.py", "test_query_ties.py")
+BACKENDS = ("sqlite", "postgres")
+
+_schemas: dict[str, str] = {}
+_database: list[str] = []
+
+
+def _url_for(path, create: bool) -> str | None:
+    """The connection string of the schema standing for the library file `path`."""
+    import os
+
+    key = os.path.abspath(os.fspath(path))
+    name = _schemas.get(key)
+    if name is None:
+        if not create:
+            return None
+        if not _database:
+            url = fresh_database()
+            import psycopg
+
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+            _database.append(url)
+        name = _schemas[key] = f"lib{len(_schemas) + 1}"
+        import psycopg
+
+        with psycopg.connect(_database[0], autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+            conn.execute(f"CREATE SCHEMA {name}")
+    return f"{_database[0]}?options=-csearch_path%3D{name},public"
+
+
+def _patches():
+    """(target, attribute, replacement) for a module's Store and open_readonly."""
+    from pathlib import Path
+
+    from jezero.store import StoreError
+    from jezero_store_postgres import connect_reader
+    from jezero_store_postgres.store import PostgresStore
+
+    def store(path, tokenizer="trigram remove_diacritics 1", **_):
+        s = PostgresStore(_url_for(path, create=True), tokenizer)
+        s.path = Path(path)
+        return s
+
+    def open_readonly(path):
+        url = _url_for(path, create=False)
+        if url is None:
+            raise StoreError(f"no library at {path} (run `jezero init` or `jezero up` first)")
+        return connect_reader(url)
+
+    return store, open_readonly
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.path.name in BOTH_BACKENDS and "store_backend" in metafunc.fixturenames:
+        metafunc.parametrize("store_backend", BACKENDS, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def store_backend(request):
+    """The backend this module's libraries are written to and read from: "sqlite" (as written),
+    or "postgres" for the modules in BOTH_BACKENDS (their second run)."""
+    chosen = getattr(request, "param", "sqlite")
+    if chosen == "sqlite":
+        yield chosen
+        return
+    server()  # skips with the reason when no server can be started
+    import jezero.server.library
+    import jezero.store
+    import jezero.store.backends
+
+    store, open_readonly = _patches()
+    with pytest.MonkeyPatch.context() as mp:
+        import sys
+
+        helpers = [sys.modules[m[:-3]] for m in BOTH_BACKENDS if m[:-3] in sys.modules]  # test_query.build, ...
+        for target in (request.module, *helpers, jezero.store, jezero.store.backends, jezero.server.library):
+            if hasattr(target, "Store"):
+                mp.setattr(target, "Store", store)
+            if hasattr(target, "open_readonly"):
+                mp.setattr(target, "open_readonly", open_readonly)
+        yield chosen

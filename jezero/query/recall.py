@@ -112,6 +112,10 @@ def recall(
     placed by the rules in the module docstring. Returns {"method", "terms", "hits", "windows"}
     (with `discover`: {"method", "terms", "projects"}); "timed_out" when the time budget ran out.
     Raises QueryError for a bad argument or a malformed boolean expression."""
+    ranker = getattr(conn, "ranker", None)  # a backend ranking in its own engine (jezero.store.backends)
+    if ranker is not None and "messages" not in ranker.lanes:
+        raise QueryError(f"recall reads the messages index, which the {ranker.name} backend does not rank yet: "
+                         "use search")
     opts = options_or_default(options)
     lim = clamp_limit(limit, DEFAULT_LIMIT, opts.max_limit)
     order = _sort(sort)

@@ -14,7 +14,9 @@ both. Three differences, each for a reason:
   tokenizer matches), and a tsvector of them weighted A-D for ranking (search.py).
 - Two small SQL functions make SQLite idioms the query layer uses mean the same here: `sum()`
   over booleans counts the true ones (SQLite's comparisons are 0/1 integers), and a unary `+`
-  on text is the text itself (in SQLite it only tells the planner not to use an index).
+  on text is the text itself (in SQLite it only tells the planner not to use an index). And a
+  view `sqlite_master` lists the tables and indexes, for the callers that ask whether a table
+  exists (a library older than the warnings table has none).
 """
 
 from __future__ import annotations
@@ -116,6 +118,10 @@ def _v1(db) -> None:
         CREATE AGGREGATE sum(boolean) (SFUNC = jezero_count_true, STYPE = bigint, INITCOND = '0');
         CREATE FUNCTION jezero_same(text) RETURNS text LANGUAGE sql IMMUTABLE AS 'SELECT $1';
         CREATE OPERATOR + (RIGHTARG = text, FUNCTION = jezero_same);
+        CREATE VIEW sqlite_master AS
+            SELECT 'table'::text AS type, tablename::text AS name FROM pg_tables WHERE schemaname = current_schema()
+            UNION ALL
+            SELECT 'index', indexname::text FROM pg_indexes WHERE schemaname = current_schema();
     """)
 
 
