@@ -12,7 +12,7 @@ from jezero import plugins
 
 from jz_support import jezero_command
 # The query and server modules run against both store backends (pg_support.BOTH_BACKENDS).
-from pg_support import pytest_generate_tests, store_backend  # noqa: F401
+from pg_support import pytest_collection_modifyitems, pytest_generate_tests, store_backend  # noqa: F401
 
 
 @pytest.fixture(autouse=True)

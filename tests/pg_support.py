@@ -140,3 +140,51 @@ def store_backend(request):
             if hasattr(target, "open_readonly"):
                 mp.setattr(target, "open_readonly", open_readonly)
         yield chosen
+
+
+# What the postgres backend does differently, test by test (each runs and must fail as said:
+# strict, so a difference that goes away is noticed). Everything else passes on both.
+_BM25 = "ranks by ts_rank_cd with FTS5's IDFs and field weights, not bm25: relevance ratios differ"
+_FTS5 = "reads FTS5's own structures (index stats, sample, trigram lists, jezero_bm25), which PostgreSQL has not"
+_BUDGET = "no VM steps to count: work is bounded by the query's shape, so no budget interrupts a search"
+_CURRENT = "the current decision first (current.py) reads FTS5's tables: off on postgres"
+_SUBJECT = "later's distinctive subject words (current.distinctive_terms) need FTS5's tables: all subject words are used"
+_RECALL = "recall (the messages lane) is not ranked by the postgres backend yet"
+_SUBPROCESS = "the server runs in a subprocess from a config naming a SQLite file: the patch cannot reach it"
+POSTGRES_DIFFERS = {
+    "test_query.py::test_old_item_wins_only_above_1_43_times_the_relevance": _BM25,
+    "test_query.py::test_common_words_are_left_out_without_changing_the_ranking": _FTS5,
+    "test_query.py::test_a_short_result_is_filled_with_common_word_matches": _FTS5,
+    "test_query.py::test_jezero_bm25_equals_fts5_bm25": _FTS5,
+    "test_query.py::test_explain_numbers_are_the_ones_used": _FTS5,
+    "test_query.py::test_index_stats_follow_the_library": _FTS5,
+    "test_query.py::test_the_sample_outlives_small_writes_but_not_large_ones": _FTS5,
+    "test_query.py::test_time_budget_never_raises": _BUDGET,
+    "test_query.py::test_a_real_interruption_is_caught": _BUDGET,
+    "test_query.py::test_a_word_tokenizer_library": "always matches substrings (trigram): no word tokenizer",
+    "test_query.py::test_a_rare_term_drives_the_query_with_the_same_answer": _FTS5,
+    "test_query.py::test_rare_py_takes_the_terms_whose_trigram_lists_are_long": _FTS5,
+    "test_query.py::test_rare_terms_match_and_score_as_fts5_does": _FTS5,
+    "test_later.py::test_the_item_itself_does_not_set_the_bar": _SUBJECT,
+    "test_later.py::test_an_item_with_unreadable_atoms_still_has_its_title_as_subject": "edits the SQLite file directly",
+    "test_later.py::test_with_a_query_a_drifting_chain_is_followed": _SUBJECT,
+    "test_later.py::test_without_a_query_the_subject_is_the_words_few_items_of_the_project_hold": _SUBJECT,
+    "test_server.py::test_stdio_subprocess_serves_every_tool": _SUBPROCESS,
+    "test_server.py::test_stdio_as_a_configured_client": _SUBPROCESS,
+    "test_current.py::test_the_current_decision_comes_first_and_the_old_one_stays": _CURRENT,
+    "test_current.py::test_explain_says_which_hit_moved": _CURRENT,
+    "test_current.py::test_an_exact_old_fix_keeps_first_place": _CURRENT,
+    "test_current.py::test_the_fused_search_puts_the_current_decision_first_too": _CURRENT,
+    "test_current.py::test_newer_work_sharing_only_the_projects_words_is_not_placed_first": _CURRENT,
+    "test_server_http.py::test_every_tool_over_http": _RECALL,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or callspec.params.get("store_backend") != "postgres":
+            continue
+        reason = POSTGRES_DIFFERS.get(f"{item.path.name}::{item.originalname}")
+        if reason:
+            item.add_marker(pytest.mark.xfail(reason=f"postgres backend: {reason}", strict=True))

@@ -54,7 +54,7 @@ def _register() -> None:
     # Imported for their side effect of adding commands; order is the order in --help.
     import importlib
 
-    for name in ("up", "admin", "ingest", "warnings", "query", "index", "embed", "serve", "health", "ui", "device"):
+    for name in ("up", "admin", "ingest", "warnings", "query", "index", "store", "embed", "serve", "health", "ui", "device"):
         try:
             importlib.import_module(f"jezero.cli.{name}")
         except ModuleNotFoundError as e:

@@ -85,8 +85,10 @@ def backend(config):
     """The module of the configured backend; None for SQLite. StoreError when no installed
     distribution gives it."""
     chosen = name(config)
-    if chosen == SQLITE:
-        return None
+    return None if chosen == SQLITE else backend_named(chosen)
+
+
+def backend_named(chosen: str):
     found = [ep for ep in entry_points(group=GROUP) if ep.name == chosen]
     if not found:
         hint = " (pip install jezero-store-postgres)" if chosen == "postgres" else ""

@@ -43,13 +43,22 @@ def write_config(root, written, *, extra: str = "") -> None:
                                       f'[ingest]\nsettle_minutes = 0\n{extra}{connectors}')
 
 
-@pytest.fixture
-def demo(tmp_path, pg_url):
-    written = build_demo(tmp_path / "sessions", plugins.connector_types())
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo sessions in their agents' formats, a config for them on a new PostgreSQL database,
+    `jezero init` and one `jezero run` (the tests below read what it wrote)."""
+    import pg_support
+
+    url = pg_support.fresh_database()
+    root = tmp_path_factory.mktemp("pgdemo")
+    written = build_demo(root / "sessions", plugins.connector_types())
     if not written:
         pytest.skip("no connector distribution with a demo writer is installed")
-    write_config(tmp_path, written)
-    return {"root": tmp_path, "env": _env(tmp_path, pg_url), "url": pg_url}
+    write_config(root, written)
+    d = {"root": root, "env": _env(root, url), "url": url}
+    d["init"] = json.loads(jezero(d, "init", "--json").stdout)
+    d["run"] = jezero(d, "run")
+    return d
 
 
 def jezero(demo, *args, check=True):
@@ -61,10 +70,9 @@ def jezero(demo, *args, check=True):
 
 
 def test_run_ingests_into_postgres_and_the_cli_reads_it(demo):
-    init = json.loads(jezero(demo, "init", "--json").stdout)
+    init = demo["init"]
     assert init["backend"] == "postgres" and init["schema_version"] >= 1
     assert URL_ENV in init["library"] and "postgresql://" not in init["library"]  # never the string itself
-    jezero(demo, "run")
 
     import psycopg
 
@@ -115,7 +123,6 @@ def test_an_unset_connection_variable_is_a_clear_error(demo):
 
 @pytest.mark.anyio
 async def test_mcp_over_stdio_reads_the_postgres_library(demo):
-    jezero(demo, "run")
     params = StdioServerParameters(command=sys.executable, args=["-m", "jezero.cli", "serve", "--transport", "stdio"],
                                    env=demo["env"])
     with anyio.fail_after(90):
@@ -136,3 +143,20 @@ async def test_mcp_over_stdio_reads_the_postgres_library(demo):
             assert found[0]["source"] in names
             missing = await client.call_tool("get_item", {"item_id": 999999})
             assert missing.is_error and "Traceback" not in missing.content[0].text
+
+
+def test_one_run_at_a_time_across_processes(demo, monkeypatch):
+    """The run lock is PostgreSQL's (an advisory lock): a `jezero run` in another process, on any
+    machine, is refused while one holds it, and runs once it is released."""
+    from jezero import config as config_mod
+    from jezero.store import backends
+
+    monkeypatch.setenv(URL_ENV, demo["url"])
+    cfg = config_mod.load(demo["root"] / "config.toml")
+    with backends.run_lock(cfg):
+        refused = jezero(demo, "run", check=False)
+        assert refused.returncode == 3 and "run lock" in refused.stderr, refused.stderr
+        with pytest.raises(backends.RunLocked):  # a second holder in this process too (its own session)
+            with backends.run_lock(cfg):
+                pass
+    jezero(demo, "run")  # released: runs (and finds nothing new)
