@@ -18,6 +18,7 @@ import os
 from contextlib import contextmanager
 
 from jezero.store import StoreError
+from jezero.store.backends import RunLocked
 
 NAME = "postgres"
 # pg_try_advisory_lock key for `jezero run` ("jezerorn" as eight bytes).
@@ -80,10 +81,6 @@ def connect_reader(dsn: str):
         raise StoreError("the PostgreSQL library is empty (run `jezero init` or `jezero run` first)")
     conn.ranker = Ranker(conn)
     return conn
-
-
-class RunLocked(Exception):
-    pass
 
 
 @contextmanager
