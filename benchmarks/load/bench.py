@@ -305,9 +305,10 @@ def arguments(tool: str, rng: random.Random, qs: list[tuple[str, dict]], items: 
 async def run_load(port: int, n: int, seconds: float, warmup: float, rate: float | None, protocol: str,
                    sdk: bool, qs: list[tuple[str, dict]], tool: str = "search", items: int = 100_000) -> dict:
     cls = SdkClient if sdk else RawClient
+    ports = port if isinstance(port, list) else [port]  # several servers: the clients round-robin over them
     # Half the clients read every source, half only "*-local" (the source filter path); get_item
     # uses the first kind only, so that every id exists for it.
-    clients = [cls(port, KEYS["all"] if i % 2 == 0 or tool == "get_item" else KEYS["local"], protocol)
+    clients = [cls(ports[i % len(ports)], KEYS["all"] if i % 2 == 0 or tool == "get_item" else KEYS["local"], protocol)
                for i in range(n)]
     await asyncio.gather(*(c.connect() for c in clients))
     latencies: list[float] = []
