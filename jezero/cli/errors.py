@@ -14,6 +14,10 @@ READ_ONLY = (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError, apsw
 
 def library_problem(e: BaseException, library: str) -> str | None:
     """A one-line explanation of a failure of the library file, or None when `e` is not one."""
+    from jezero.store import StoreError
+
+    if isinstance(e, StoreError):  # written for a person already (e.g. a database server unreachable)
+        return str(e)
     if isinstance(e, DAMAGED):
         return (f"the library {library} is damaged or not a Jezero library ({e}); nothing was changed. To "
                 "recover: move the file aside (keep it) and run `jezero run` to rebuild it from the transcripts, "
