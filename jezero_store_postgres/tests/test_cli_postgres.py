@@ -160,3 +160,20 @@ def test_one_run_at_a_time_across_processes(demo, monkeypatch):
             with backends.run_lock(cfg):
                 pass
     jezero(demo, "run")  # released: runs (and finds nothing new)
+
+
+def test_readers_use_the_replica_when_one_is_named(demo, tmp_path):
+    """With replica_url_env set, search reads from it: here the primary's variable names a server
+    that does not exist, and search still answers from the "replica" (the test's database)."""
+    config = (demo["root"] / "config.toml").read_text().replace(
+        f'url_env = "{URL_ENV}"\n', f'url_env = "{URL_ENV}"\nreplica_url_env = "JEZERO_TEST_REPLICA_URL"\n')
+    (tmp_path / "config.toml").write_text(config)
+    env = {**demo["env"], "JEZERO_CONFIG": str(tmp_path / "config.toml"), "JEZERO_TEST_REPLICA_URL": demo["url"],
+           URL_ENV: "postgresql://nobody@127.0.0.1:1/none"}
+    proc = subprocess.run([sys.executable, "-m", "jezero.cli", "search", "docker system prune", "--json"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)
+    ran = subprocess.run([sys.executable, "-m", "jezero.cli", "run"], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert ran.returncode != 0 and "cannot connect" in ran.stderr  # writers never use the replica

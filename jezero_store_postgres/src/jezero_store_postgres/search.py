@@ -21,8 +21,8 @@ benchmarks/retrieval/README.md measures the difference next to SQLite.
 
 As on SQLite, a word in half the library or more (bm25 floors its IDF at 1e-6) is left out of
 the ranked match; a query made only of such words takes the pool's newest matches. Work is
-bounded by shape, not by a clock (PostgreSQL counts no steps a budget could read): one pass
-counts the rows holding each term, and the scored rows are those that match a term that is not
+bounded by shape, not by a clock (PostgreSQL counts no steps a budget could read): each term's
+count stops at half the library, and the scored rows are those that match a term that is not
 that common.
 """
 
@@ -72,13 +72,9 @@ class Ranker:
         rows = conn.execute("SELECT count(*) FROM items_search").fetchone()[0]
         if rows == 0:
             return []
-        # Every term's exact row count in one pass over the rows that hold any of them (each row
-        # read and checked once, where a count per term read the shared rows once per term).
-        patterns = [like_pattern(f) for f in folded]
-        found_counts = conn.execute(
-            f"SELECT {', '.join('count(*) FILTER (WHERE folded LIKE ?)' for _ in folded)} FROM items_search "
-            f"WHERE {' OR '.join('folded LIKE ?' for _ in folded)}", [*patterns, *patterns]).fetchone()
-        counts = dict(zip(folded, found_counts))
+        half = (rows + 1) // 2  # 2n >= N: the IDF FTS5 floors
+        counts = {f: conn.execute("SELECT count(*) FROM (SELECT 1 FROM items_search WHERE folded LIKE ? LIMIT ?) AS m",
+                                  (like_pattern(f), half)).fetchone()[0] for f in folded}
         kept = [f for f in folded if 2 * counts[f] < rows]
         floored = [f for f in folded if f not in kept]
         found: list[tuple[int, float, str]] = []
