@@ -38,12 +38,13 @@ decides.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import apsw
 
-from jezero.query import bm25
+from jezero.query import bm25, stats
 from jezero.query import messages as mq
 from jezero.query.common import Hits, budget, fetch_hits
 from jezero.query.errors import QueryError
@@ -75,6 +76,9 @@ GATE_POWER = 4
 # MRR@10 0.876 -> 0.892, the chats unchanged (benchmarks/retrieval/README.md).
 CURRENT_EVIDENCE = 0.25
 UNHELD_GATE = 0
+INHERIT_GATE = True
+NAMES_RULE = True
+CURRENT_COVERAGE = 0.5
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -138,6 +142,7 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
         try:
             left_out, capped = [], []
             total = mq.message_count(conn)
+            sessions_n = stats.index_stats(conn).rows
             per_term: list[tuple[str, list[tuple]]] = []
             for t in terms:
                 if is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact):
@@ -152,13 +157,15 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 found = mq.term_matches(conn, t, filters, LANE_MAX_ROWS,
                                         bm25.idf(total, LANE_MAX_ROWS) if common else None)
                 if found:
-                    per_term.append((t.text, found))
+                    per_term.append((t.text, _by_sessions(found, min(held, LANE_MAX_ROWS), total, sessions_n)))
             scored = _scores(per_term)
             ranked = _rank_sessions(scored, sessions)
             shown = mq.rows(conn, [best for best, _, _ in ranked], mq.MessageFilters(include_tools=True,
                                                                                       include_subagents=True))
             out = Hits()
             out.evidence = {key: score for key, score, _ in scored}  # for the items' gate
+            out.held = {key: frozenset(by_term) for key, _, by_term in scored}  # the terms each transcript holds
+            out.names = frozenset(t.text for t in terms if t.part_of is None and _is_name(t))
             for best, score, matched in ranked:
                 m = shown.get(best)
                 if m is None:
@@ -170,6 +177,29 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             out = Hits()  # out of work: the items lane answers alone
             out.cut = True
             return out
+
+
+SESSION_IDF = True
+
+
+def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int) -> list[tuple]:
+    """The term's matches with bm25's IDF over messages replaced by an IDF over sessions."""
+    if not SESSION_IDF or not sessions_n or not total:
+        return found
+    seen = len({(r[1], r[2]) for r in found})
+    if held >= LANE_MAX_ROWS:
+        seen = max(seen, LANE_MAX_ROWS * sessions_n / total)
+    factor = bm25.idf(sessions_n, min(seen, sessions_n)) / bm25.idf(total, held)
+    return [(mid, source, sid, rel * factor) for mid, source, sid, rel in found]
+
+
+_PLAIN_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _is_name(term) -> bool:
+    """A term written as a name, not as a plain word: quoted, or holding digits or punctuation
+    (`--clean`, `tripdata_nightly`, `app/services/pdf.py`, `2019-2024`)."""
+    return term.exact or not _PLAIN_WORD.fullmatch(term.text)
 
 
 def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, str], float, dict]]:
@@ -247,6 +277,12 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
     if lane and evidence:
         best = -lane[0].match.bm25
         gate = {key: (evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
+        if INHERIT_GATE:
+            by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
+            for moved, anchor in getattr(item_hits, "placed", {}).items():
+                m, a = by_id.get(moved), by_id.get(anchor)
+                if m in gate and a in gate:
+                    gate[m] = max(gate[m], gate[a])
     return Ranked("items", separation([h.get("score") or 0.0 for h in item_hits]), keys, shown, gate)
 
 
@@ -365,7 +401,18 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     fused_score = {h["id"]: h["score"] for h in hits}
     for h in hits:
         h["score"] = relevance.get((h["source"], h["session_id"]), math.inf)
-    moved = reorder(hits)
+    held, names = (getattr(lane, "held", None), getattr(lane, "names", None)) if lane else (None, None)
+
+    def holds_enough(hit: dict, anchor: dict) -> bool:
+        """A newer hit moves only when its transcript holds every name of the query the anchor's
+        holds, and at least CURRENT_COVERAGE of the anchor's query terms."""
+        theirs = held.get((anchor["source"], anchor["session_id"]), frozenset())
+        ours = held.get((hit["source"], hit["session_id"]), frozenset())
+        if NAMES_RULE and not (theirs & names) <= ours:
+            return False
+        return not theirs or len(theirs & ours) >= CURRENT_COVERAGE * len(theirs)
+
+    moved = reorder(hits, holds_enough if held else None)
     for h in moved:
         h["score"] = fused_score[h["id"]]
     return moved
