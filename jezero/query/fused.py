@@ -22,7 +22,8 @@ transcript. search() therefore ranks twice and fuses:
 
 Fusion is weighted reciprocal rank fusion over sessions (fuse(), a list of lanes, so a third
 lane is one more Ranked): score = sum over lanes of weight * gate / (RRF_K + rank), rank counted
-from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT. The items lane weighs its
+from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT times its separation (below;
+its terms weighed by the sessions that hold them, SESSION_IDF). The items lane weighs its
 separation (how far its first score stands above its SEPARATION_DEPTH-th: a lane whose hits all
 score alike says little), and each of its sessions is gated by the messages lane's evidence for
 it, (that session's messages score / the lane's best) ** GATE_POWER. In small talk every item's
@@ -76,9 +77,35 @@ GATE_POWER = 4
 # MRR@10 0.876 -> 0.892, the chats unchanged (benchmarks/retrieval/README.md).
 CURRENT_EVIDENCE = 0.25
 UNHELD_GATE = 0
+# A revision the items lane's current-first placed before an older hit of its subject (current.py)
+# takes that hit's gate when it is higher: its own transcript is short and says the new choice in
+# other words, and the gate would drop it out of the fused list before the fused current-first
+# could see it. Half A: 2.445 without, 2.465 with (chats R@10 0.519 -> 0.538).
 INHERIT_GATE = True
+# The fused current-first moves a newer hit before an anchor only when its transcript holds every
+# name of the query the anchor's transcript holds (NAMES_RULE: a term with digits or punctuation,
+# or quoted: `--clean`, `tripdata_nightly`, `app/services/pdf.py`), and at least CURRENT_COVERAGE
+# of the anchor's query terms. A query naming a command, a file or a flag asks where it was, not
+# what is current; and a newer session holding one of the anchor's three words is not on its
+# subject for this query. Measured on the benchmark: every wrong move (Expo prebuild, `airflow dags
+# test`, `app/services/pdf.py`, two paraphrases) lacked a name or held at most a third of the
+# anchor's terms; the right ones held half or more. Half A: without the names rule 2.447, without
+# coverage 2.456, both 2.465; coverage 0.34, 0.5 and 0.67 tie on A (0.5 kept, the middle).
 NAMES_RULE = True
 CURRENT_COVERAGE = 0.5
+# The messages lane weighs each term by the sessions that hold it (SESSION_IDF), not by the
+# messages: a session repeats its own subject through many messages (`backfill` in 105 messages of
+# 2 sessions read as more common than `total`, said once in each of 22). Each term's bm25 is
+# rescaled by idf(sessions holding it) / idf(messages holding it); a common term (read at its
+# newest LANE_MAX_ROWS) counts as held by at least LANE_MAX_ROWS x sessions / messages sessions,
+# as its message IDF already assumes. Half A: 2.454 without, 2.465 with (coding R@5 0.954 -> 0.972
+# over both halves).
+SESSION_IDF = True
+# The messages lane weighs its separation (as the items do, power MESSAGES_SEPARATION): a lane
+# whose first sessions all score alike (every chat session holds `dog` and `trip`) says little
+# about which comes first. Half A: 2.426 without, 2.465 with power 1 (power 2: 2.456); chats R@10
+# 0.492 -> 0.539, long chats R@5 0.886 -> 0.867.
+MESSAGES_SEPARATION = 1
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -179,11 +206,9 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             return out
 
 
-SESSION_IDF = True
-
-
 def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int) -> list[tuple]:
-    """The term's matches with bm25's IDF over messages replaced by an IDF over sessions."""
+    """The term's matches with bm25's IDF over messages replaced by its IDF over sessions
+    (SESSION_IDF): `held` messages of `total` hold it, the sessions are those of `found`."""
     if not SESSION_IDF or not sessions_n or not total:
         return found
     seen = len({(r[1], r[2]) for r in found})
@@ -286,8 +311,20 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
     return Ranked("items", separation([h.get("score") or 0.0 for h in item_hits]), keys, shown, gate)
 
 
+def lane_separation(lane) -> float:
+    """separation() of the messages lane's session scores."""
+    scores = sorted((-x.match.bm25 for x in lane), reverse=True)
+    if not scores or scores[0] <= 0:
+        return 0.0
+    below = scores[min(SEPARATION_DEPTH, len(scores)) - 1] if len(scores) > 1 else 0.0
+    return (scores[0] - below) / scores[0]
+
+
 def messages_ranked(lane: list[LaneHit]) -> Ranked:
-    return Ranked("messages", MESSAGES_WEIGHT, [(x.source, x.session_id) for x in lane], list(lane))
+    weight = MESSAGES_WEIGHT
+    if MESSAGES_SEPARATION and lane:
+        weight *= lane_separation(lane) ** MESSAGES_SEPARATION
+    return Ranked("messages", weight, [(x.source, x.session_id) for x in lane], list(lane))
 
 
 def vectors_ranked(near) -> Ranked:
@@ -386,12 +423,15 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
 
 
 def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
-                  reorder: Callable[[list[dict]], list[dict]]) -> list[dict]:
+                  reorder: Callable[[list[dict], Callable | None], list[dict]]) -> list[dict]:
     """The current decision first, over the fused order. The messages lane places the first
     session of a decision chain high (it states the subject at length, in the words people ask
     with), above the short revision the items lane had moved first. The rule (current.py) weighs
     items' relevance, so each hit carries its session's items score while it runs; a session only
-    the messages found has none and is never displaced (its score reads as unbounded)."""
+    the messages found has none and is never displaced (its score reads as unbounded). A newer hit
+    moves only when its transcript holds CURRENT_EVIDENCE of the lane's best evidence, every name
+    of the query the anchor's transcript holds and CURRENT_COVERAGE of the anchor's query terms
+    (`reorder(hits, may_move)` checks the last two per pair)."""
     evidence = getattr(lane, "evidence", None) if lane else None
     relevance: dict[tuple[str, str], float] = {}
     for h in item_hits:
