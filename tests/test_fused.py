@@ -317,3 +317,25 @@ def test_the_messages_lane_weighs_a_word_by_the_sessions_that_hold_it(tmp_path):
             monkeypatch.undo()
     finally:
         c.close()
+
+
+def test_a_session_holding_the_rarer_words_too_comes_first(tmp_path, monkeypatch):
+    # "all" holds the three words, each in a long message; "two" holds the two commoner ones in
+    # short messages, so its per-word bm25 sum is higher. The share of the query's words (weighed
+    # by their IDF over sessions) a session holds puts "all" first.
+    filler = " ".join(f"word{i}" for i in range(300))
+    records = [
+        item("all", "a", "a", [("user", f"k3s {filler}"), ("user", f"cluster {filler}"), ("user", f"upgrade {filler}")],
+             day=1),
+        item("two", "b", "b", [("user", "cluster upgrade"), ("user", "the upgrade of the cluster")], day=2),
+        *(item(f"k{i}", "k", "k", [("user", f"k3s notes {i} {filler}")], day=3 + i) for i in range(3)),
+        *(item(f"c{i}", "c", "c", [("user", f"cluster and upgrade notes {i} {filler}")], day=6 + i) for i in range(3)),
+        *(item(f"o{i}", "o", "o", [("user", f"other notes {i}")], day=9 + i) for i in range(6)),
+    ]
+    c = lane_library(tmp_path, records)
+    try:
+        assert sessions(search(c, "k3s cluster upgrade", lanes=("messages",), now=NOW))[0] == "all"
+        monkeypatch.setattr(fused, "COVERAGE_POWER", 0)
+        assert sessions(search(c, "k3s cluster upgrade", lanes=("messages",), now=NOW))[0] == "two"
+    finally:
+        c.close()

@@ -101,6 +101,14 @@ CURRENT_COVERAGE = 0.5
 # as its message IDF already assumes. Half A: 2.454 without, 2.465 with (coding R@5 0.954 -> 0.972
 # over both halves).
 SESSION_IDF = True
+# A session's score is multiplied by the share of the query's words it holds, each word weighed by
+# its IDF over sessions, to this power: a session holding all three of `k3s cluster upgrade` in a
+# long transcript came below one holding `cluster` and `upgrade` in short messages. Half A: none
+# 2.465; IDF-weighted share, power 0.5: 2.474, power 1: 2.455, power 2: 2.453; the plain count
+# of words, power 1: 2.474 (a tie with 0.5 IDF-weighted, which was kept: a missing rare word
+# should cost more than a missing common one; the plain count took `weather join returns nulls
+# ...` from 3rd to 9th, the session holding only `weather`).
+COVERAGE_POWER = 0.5
 # The messages lane weighs its separation (as the items do, power MESSAGES_SEPARATION): a lane
 # whose first sessions all score alike (every chat session holds `dog` and `trip`) says little
 # about which comes first. Half A: 2.426 without, 2.465 with power 1 (power 2: 2.456); chats R@10
@@ -168,6 +176,7 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
     with budget(conn, time_budget_ms):
         try:
             left_out, capped = [], []
+            weights: dict[str, float] = {}  # each term's IDF over sessions, for coverage
             total = mq.message_count(conn)
             sessions_n = stats.index_stats(conn).rows
             per_term: list[tuple[str, list[tuple]]] = []
@@ -184,8 +193,14 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 found = mq.term_matches(conn, t, filters, LANE_MAX_ROWS,
                                         bm25.idf(total, LANE_MAX_ROWS) if common else None)
                 if found:
-                    per_term.append((t.text, _by_sessions(found, min(held, LANE_MAX_ROWS), total, sessions_n)))
+                    found, weights[t.text] = _by_sessions(found, min(held, LANE_MAX_ROWS), total, sessions_n)
+                    per_term.append((t.text, found))
             scored = _scores(per_term)
+            whole = sum(weights.values())
+            if COVERAGE_POWER and whole > 0:
+                # a session missing the query's rarer words gives way (COVERAGE_POWER)
+                scored = [(key, score * (sum(weights[t] for t in by_term) / whole) ** COVERAGE_POWER, by_term)
+                          for key, score, by_term in scored]
             ranked = _rank_sessions(scored, sessions)
             shown = mq.rows(conn, [best for best, _, _ in ranked], mq.MessageFilters(include_tools=True,
                                                                                       include_subagents=True))
@@ -206,16 +221,20 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             return out
 
 
-def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int) -> list[tuple]:
+def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int) -> tuple[list[tuple], float]:
     """The term's matches with bm25's IDF over messages replaced by its IDF over sessions
-    (SESSION_IDF): `held` messages of `total` hold it, the sessions are those of `found`."""
-    if not SESSION_IDF or not sessions_n or not total:
-        return found
+    (SESSION_IDF), and that IDF: `held` messages of `total` hold it, the sessions are those of
+    `found`, `sessions_n` the library's items."""
+    if not sessions_n or not total:
+        return found, 1.0
     seen = len({(r[1], r[2]) for r in found})
     if held >= LANE_MAX_ROWS:
         seen = max(seen, LANE_MAX_ROWS * sessions_n / total)
-    factor = bm25.idf(sessions_n, min(seen, sessions_n)) / bm25.idf(total, held)
-    return [(mid, source, sid, rel * factor) for mid, source, sid, rel in found]
+    by_sessions = bm25.idf(sessions_n, min(seen, sessions_n))
+    if not SESSION_IDF:
+        return found, by_sessions
+    factor = by_sessions / bm25.idf(total, held)
+    return [(mid, source, sid, rel * factor) for mid, source, sid, rel in found], by_sessions
 
 
 _PLAIN_WORD = re.compile(r"[^\W\d_]+")
