@@ -293,7 +293,8 @@ def test_a_newer_session_lacking_a_name_of_the_query_is_not_moved_first(tmp_path
 
 def test_names_are_terms_with_digits_or_punctuation_or_quotes():
     from jezero.query.terms import parse_terms
-    names = [t.text for t in parse_terms('airflow --clean tripdata_nightly app/services/pdf.py 2019-2024 "two words" Lucía')
+    query = 'airflow --clean tripdata_nightly app/services/pdf.py 2019-2024 "two words" Lucía'
+    names = [t.text for t in parse_terms(query)
              if fused._is_name(t) and t.part_of is None]
     assert names == ["--clean", "tripdata_nightly", "app/services/pdf.py", "2019-2024", "two words"]
 

@@ -111,17 +111,19 @@ def distinctive_terms(conn: apsw.Connection, item: dict, pool: list[dict], token
 
 
 def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str, *, may_move=None,
-                  placed: dict | None = None) -> list[dict]:
+                  move_share: float | None = None, placed: dict | None = None) -> list[dict]:
     """`hits` (best first) with, before each of the first ANCHORS hits, the newest later hit of
     its project on its subject, if one is further down. `may_move(hit, anchor)`, when given, is
-    one more condition a hit must meet to move before an anchor (the fused search's: fused.py);
-    `placed`, when given, receives {moved hit's id: the anchor's id} for each move. Never raises:
-    on any SQLite error (the time budget included) the hits come back as they were."""
+    one more condition a hit must meet to move before an anchor, and `move_share` the share of
+    the anchor's subject relevance it needs instead of MOVE_SHARE (the fused search's: fused.py, where the transcript
+    test guards the move too); `placed`, when given, receives {moved hit's id: the anchor's id}
+    for each move. Never raises: on any SQLite error (the time budget included) the hits come
+    back as they were."""
     if len(hits) < 2:
         return hits
     try:
         moves: dict = {}
-        out = _reorder(conn, list(hits), tokenizer, may_move, moves)
+        out = _reorder(conn, list(hits), tokenizer, may_move, moves, move_share)
     except apsw.Error:
         return hits
     if placed is not None:
@@ -130,7 +132,7 @@ def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str, *, ma
 
 
 def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str, may_move=None,
-             moves: dict | None = None) -> list[dict]:
+             moves: dict | None = None, move_share: float | None = None) -> list[dict]:
     checked: set[int] = set()
     texts: _Texts | None = None
     i = 0
@@ -148,7 +150,8 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str, may_move=N
             texts = _Texts(conn, [h["id"] for h in hits], tokenizer)
         relevance = _subject_relevance(conn, anchor, [anchor, *newer], texts, tokenizer)
         own = relevance.get(anchor["id"], 0.0)
-        on_subject = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= MOVE_SHARE * own]
+        share = MOVE_SHARE if move_share is None else move_share
+        on_subject = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= share * own]
         on_subject = _on_distinctive_subject(conn, anchor, on_subject, hits, texts, tokenizer)
         if not on_subject:
             i += 1
