@@ -133,6 +133,10 @@ PHRASE_MAX_ROWS = 10_000
 LANE_MIN_CHARS = 3
 # Sessions taken from each lane.
 LANE_SESSIONS = 50
+# Items taken from the items lane (its limit; more cost an items search: its rare-term rows and
+# its current-first over every hit). Half A: 50 and 30 score alike (2.483; half B too), 20 2.445,
+# 10 2.311; 30 cut the fused search's mean CPU at 10,000 sessions from 12.6 to 11.6 ms.
+ITEMS_SESSIONS = 30
 
 
 def check_lanes(lanes, *, vectors: bool = False) -> tuple[str, ...]:
@@ -439,7 +443,7 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
         hits = Hits(fuse(conn, ranked, limit, explain=explain))
         hits.cut, hits.notes = lane.cut, notes
         return hits
-    item_hits = items_lane(max(limit, LANE_SESSIONS))
+    item_hits = items_lane(max(limit, ITEMS_SESSIONS))
     fused = fuse(conn, [items_ranked(item_hits, lane)] + ranked, limit, explain=explain)
     hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False)
