@@ -7,10 +7,11 @@ transcript. search() therefore ranks twice and fuses:
 - the items lane is search as it always was (BM25 over the item fields, times recency);
 - the messages lane ranks sessions by their transcripts. For each ranking term (not a stop word,
   terms.is_stop_word, nor under three characters, unless quoted), FTS5 scores every message
-  holding it with bm25 for that term alone (its IDF, its frequency in the message, the message's
-  length); a session scores, per term, its best message's score, summed over the terms it holds.
-  So a session holding more of the query's rarer words comes first, and a word said in one short
-  message counts more than the same word lost in a long log. The session is shown by its best
+  holding it with bm25 for that term alone (its frequency in the message, the message's length),
+  its IDF counted over sessions (SESSION_IDF); a session scores, per term, its best message's
+  score, summed over the terms it holds, times the IDF-weighted share of the query's words it
+  holds to COVERAGE_POWER. So a session holding more of the query's rarer words comes first, and
+  a word said in one short message counts more than the same word lost in a long log. The session is shown by its best
   message (the highest sum over its terms). A word also matches its other English forms
   (terms.word_forms). A term in more than LANE_MAX_ROWS messages is read at its newest
   LANE_MAX_ROWS (what passes the filters), each scored alike: older sessions holding only that
