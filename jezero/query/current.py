@@ -115,10 +115,10 @@ def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str, *, ma
     """`hits` (best first) with, before each of the first ANCHORS hits, the newest later hit of
     its project on its subject, if one is further down. `may_move(hit, anchor)`, when given, is
     one more condition a hit must meet to move before an anchor, and `move_share` the share of
-    the anchor's subject relevance it needs instead of MOVE_SHARE (the fused search's: fused.py, where the transcript
-    test guards the move too); `placed`, when given, receives {moved hit's id: the anchor's id}
-    for each move. Never raises: on any SQLite error (the time budget included) the hits come
-    back as they were."""
+    the anchor's subject relevance it needs instead of MOVE_SHARE (the fused search gives both:
+    fused.py, where a transcript test guards the move too); `placed`, when given, receives
+    {moved hit's id: the anchor's id} for each move. Never raises: on any SQLite error (the time
+    budget included) the hits come back as they were."""
     if len(hits) < 2:
         return hits
     try:
