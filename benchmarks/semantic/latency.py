@@ -11,6 +11,11 @@ own cost: the first-party embedder reports its query time apart, benchmarks/embe
     .venv/bin/python benchmarks/semantic/latency.py                 # 100k items, 2 windows each, 256 dims
     .venv/bin/python benchmarks/semantic/latency.py --items 20000 --dimension 384 --queries 30
 
+Each query is also answered exactly (every float vector that passes the filters, in numpy), and
+the lane's recall of the exact 10 and k nearest per table is reported: the lane scans the bit
+vectors and rescores its candidates (query/vectors.py), an approximation. The vectors come in
+topics (--topics; one per 30 items by default), since plain random vectors have no neighbours.
+
 Times are CPU seconds of this process (time.process_time), medians and p99 over the queries:
 the machine is shared, and wall-clock time would measure the neighbours.
 """
