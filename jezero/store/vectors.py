@@ -145,12 +145,12 @@ def adopt(db: apsw.Connection, model: Model) -> None:
         db.execute("DELETE FROM item_vector_state")
         db.execute("DELETE FROM message_windows")
         dims = int(model.dimension)
-        if dims % 8:
-            raise ValueError(f"the semantic lane needs a dimension divisible by 8, not {dims}")
         db.execute(f"CREATE TABLE {ITEM_VECTORS}(item_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
         db.execute(f"CREATE TABLE {WINDOW_VECTORS}(window_id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL, "
                    "embedding BLOB NOT NULL)")
-        columns = f"embedding bit[{dims}], source_key INTEGER PARTITION KEY, project_key INTEGER, at INTEGER"
+        # Bits come in whole bytes: a dimension that is not a multiple of 8 is padded with zeros,
+        # the same in every vector and query, so the Hamming distances are the dimensions'.
+        columns = f"embedding bit[{-(-dims // 8) * 8}], source_key INTEGER PARTITION KEY, project_key INTEGER, at INTEGER"
         db.execute(f"CREATE VIRTUAL TABLE {ITEM_BITS} USING vec0(item_id INTEGER PRIMARY KEY, {columns})")
         db.execute(f"CREATE VIRTUAL TABLE {WINDOW_BITS} USING vec0(window_id INTEGER PRIMARY KEY, {columns}, "
                    "+item_id INTEGER)")
