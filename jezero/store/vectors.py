@@ -6,7 +6,7 @@ as one bit per dimension (in a sqlite-vec `vec0` table loaded into apsw's SQLite
 - A query scans the bits (Hamming distance, 32 bytes a vector at 256 dimensions, with the
   filters inside the scan), keeps the nearest candidates, and ranks those by their exact
   distance from the float vectors (query/vectors.py). The float scan it replaces read 1 KB a
-  vector: 208 ms at 100k items against a few ms (benchmarks/semantic/README.md).
+  vector: 208 ms at 100k items against 37 ms (benchmarks/semantic/README.md).
 - A bit is the sign of a dimension after the library's centre is taken off: text vectors share
   a large common direction (the mean of 900 real windows has norm 0.62), and without it some
   dimensions are the same bit for every vector. The centre (meta) is the mean of the vectors
