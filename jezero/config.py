@@ -151,8 +151,9 @@ class SemanticConfig(_Section):
     options: dict[str, Any] = {}  # handed to the embedder's build() and prepare()
     # The lane's say in the fusion next to the items lane's (1.0 times its separation). Chosen
     # with minilm-static on half A of benchmarks/retrieval's queries, half B held out
-    # (benchmarks/semantic/README.md): over the gated fusion 0.5 had the best R@5 and MRR on half
-    # A of 0.2 to 1.0 (0.2 had been best before it), and no kind lost to keyword alone.
+    # (benchmarks/semantic/README.md): of 0.2 to 1.0, 0.5 had the best R@5 on half A over the
+    # current fusion (0.2 had been best before the items lane was gated); one language query of
+    # half B still drops out of the top ten.
     weight: float = Field(0.5, ge=0, le=10)
     # Nearest neighbours kept from each of the two vector tables (items, message windows) before
     # they are grouped into sessions; the bit scan reads twice as many candidates and the exact
