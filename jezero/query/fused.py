@@ -123,10 +123,12 @@ class LaneHit:
 
 
 def message_lane(conn: apsw.Connection, query: str, *, sources, source, project, since, time_budget_ms: int,
-                 sessions: int = LANE_SESSIONS) -> Hits:
+                 sessions: int = LANE_SESSIONS, engine: str | None = None) -> Hits:
     """Sessions ranked by their messages (see the module docstring): for each ranking term, FTS5's
     bm25 of every message holding it (its newest LANE_MAX_ROWS); a session scores its best
-    message's per term, summed over the terms it holds. Shown by its best message."""
+    message's per term, summed over the terms it holds. Shown by its best message. With a derived
+    index `engine` (tantivy), each term's LANE_MAX_ROWS best messages by its BM25 instead
+    (messages.engine_term_matches: exact top matches, so nothing is capped or left out)."""
     if not mq.has_messages(conn):
         return Hits()
     terms = mq.terms_for(conn, query)
@@ -137,9 +139,10 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
     with budget(conn, time_budget_ms):
         try:
             left_out, capped = [], []
-            total = mq.message_count(conn)
-            per_term: list[tuple[str, list[tuple]]] = []
-            for t in terms:
+            answered = mq.engine_term_matches(conn, engine, [t for t in terms if _ranking(t)], filters, LANE_MAX_ROWS)
+            total = mq.message_count(conn) if answered is None else 0
+            per_term: list[tuple[str, list[tuple]]] = answered if answered is not None else []
+            for t in terms if answered is None else ():
                 if is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact):
                     continue  # "did", "where", "de", "on": they say nothing about which session is meant
                 if len(t.key) > 1 and not _cheap_phrase(conn, t.key):
@@ -170,6 +173,11 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             out = Hits()  # out of work: the items lane answers alone
             out.cut = True
             return out
+
+
+def _ranking(t) -> bool:
+    """Whether the lane ranks by this term (not a stop word, nor a short unquoted word)."""
+    return not (is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact))
 
 
 def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, str], float, dict]]:
@@ -328,12 +336,12 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
 def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: Callable[[int], list[dict]], *,
            sources, source, project, since, limit: int, time_budget_ms: int, explain: bool,
            reorder: Callable[[list[dict]], list[dict]] | None = None,
-           vectors_lane: Callable[[], list] | None = None) -> list[dict]:
+           vectors_lane: Callable[[], list] | None = None, engine: str | None = None) -> list[dict]:
     """The fused search; `items_lane(n)` runs the items search for its best n hits, `reorder` is
     the items' current-first rule (current.py), applied again to the fused order (below);
     `vectors_lane()` the semantic lane (query/vectors.py), when "vectors" is chosen."""
     lane = message_lane(conn, query, sources=sources, source=source, project=project, since=since,
-                        time_budget_ms=time_budget_ms) if "messages" in lanes else Hits()
+                        time_budget_ms=time_budget_ms, engine=engine) if "messages" in lanes else Hits()
     near = vectors_lane() if vectors_lane is not None and VECTORS in lanes else ()
     notes = (near.off,) if getattr(near, "off", None) else ()
     ranked = [messages_ranked(lane)] + ([vectors_ranked(near)] if near else [])

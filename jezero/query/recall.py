@@ -146,16 +146,21 @@ def recall(
         try:
             if discover:
                 return _discover(conn, expr, terms, filters)
-            return _recall(conn, expr, terms, filters, boolean is not None, order, lim, width)
+            return _recall(conn, expr, terms, filters, boolean is not None, order, lim, width, opts.engine)
         except apsw.InterruptError:
             return {**empty, "terms": [t.text for t in terms], "timed_out": True}
 
 
-def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict:
+def _recall(conn, expr, terms, filters, is_boolean, order, limit, width, engine=None) -> dict:
     fetch = min(max(limit * OVERFETCH, MIN_FETCH), MAX_FETCH)
-    found, capped = mq.matches(conn, expr, filters, fetch, order, terms)
-    if not is_boolean:
-        mq.cover(conn, found, terms)
+    # The configured index engine answers the matching (a boolean expression is FTS5's language:
+    # FTS5 answers it); None when it cannot, and FTS5 does.
+    found = None if is_boolean else mq.engine_matches(conn, engine, terms, filters, fetch, order)
+    answered_by, capped = (engine, []) if found is not None else ("fts5", None)
+    if found is None:
+        found, capped = mq.matches(conn, expr, filters, fetch, order, terms)
+        if not is_boolean:
+            mq.cover(conn, found, terms)
     if order != "relevance":
         method = NEWEST if order == "newest" else OLDEST
     elif is_boolean:
@@ -186,6 +191,7 @@ def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict
                 "recency": 1 if method in (NEWEST, OLDEST) else 0, "lineage_capped": lineage_capped,
                 "candidates": (f"every match of the rarer terms; of {', '.join(capped)}, the {mq.RANK_CAP} most "
                                "recent matches" if capped else "every match"),
+                "engine": answered_by,
             },
         })
     windows = bookend_windows(conn, found, width, filters.include_tools) if width else []

@@ -214,7 +214,7 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
                         project=project or None, since=since_text, limit=limit,
                         time_budget_ms=options.time_budget_ms, explain=explain,
                         reorder=(lambda hits: _current_first(conn, hits, options)) if current_first else None,
-                        vectors_lane=vectors_lane if semantic is not None else None)
+                        vectors_lane=vectors_lane if semantic is not None else None, engine=options.engine)
 
 
 def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:

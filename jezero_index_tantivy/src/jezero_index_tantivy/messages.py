@@ -1,0 +1,228 @@
+"""The messages index beside a library: every stored message (the library's `messages` and
+`message_texts`, already redacted and bounded) as a tantivy document, for recall and search's
+messages lane when `[search] engine = "tantivy"`.
+
+It is a derived index of its own (`library.sqlite3.tantivy-messages-N/`), kept in step by the
+same change log as the items index: messages are written, replaced, retagged and deleted with
+their item, in the item's transaction, so an item's change number covers its messages too. A
+catch-up replaces the messages of each changed item; the state it reached is recorded in the same
+tantivy commit.
+
+Analysis is FTS5's `unicode61 remove_diacritics 2` as closely as tantivy's filters give it:
+words split on anything but letters and digits, lowercased, accents folded, no stems (recall is
+literal; the lane lists a word's other forms itself, as it does with FTS5). A term of several
+words is a phrase of them. BM25 is tantivy's (k1 1.2, b 0.75, as FTS5's bm25(); its IDF is
+ln(1 + (N - n + 0.5) / (n + 0.5)) where FTS5 takes the log without the 1 +), and the top
+matches of a term are found by block-max WAND without scoring every message a common word is in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import tantivy
+
+from jezero.plugin import MessageRequest, library_head
+from jezero_index_tantivy.index import DerivedIndex, micros
+
+# Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
+FORMAT = 1
+_WORDS = "jz_message_words"
+# Longer tokens are dropped (base64, hashes pasted whole): FTS5 keeps them, but nobody types one
+# longer than this, and they would make most of the term dictionary.
+MAX_TOKEN = 100
+# A reader catches up inline with the messages of at most this many changed items (about 49
+# messages each in benchmarks/messages' sessions); past that the writer, or `jezero reindex`,
+# does it and FTS5 answers meanwhile.
+READER_CATCH_UP = 500
+
+_MESSAGE_SQL = ("SELECT m.id, m.item_id, m.source, m.project, m.role, m.parent_session_id IS NOT NULL, m.at, t.text "
+                "FROM messages AS m JOIN message_texts AS t ON t.id = m.id")
+
+
+def folder_for(library: Path) -> Path:
+    return library.with_name(f"{library.name}.tantivy-messages-{FORMAT}")
+
+
+def _schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    # Signed integers: a term query of a Python int is taken as signed (an unsigned field misses).
+    b.add_integer_field("id", indexed=True, fast=True)
+    b.add_integer_field("item", indexed=True, fast=True)
+    b.add_integer_field("at", indexed=True, fast=True)  # microseconds since 1970
+    b.add_text_field("f_source", tokenizer_name="raw", index_option="basic")
+    b.add_text_field("f_project", tokenizer_name="raw", index_option="basic")
+    b.add_text_field("f_role", tokenizer_name="raw", index_option="basic")
+    b.add_text_field("f_top", tokenizer_name="raw", index_option="basic")  # "1": not a subagent's session
+    b.add_text_field("words", tokenizer_name=_WORDS, index_option="position")
+    b.add_text_field("kind", tokenizer_name="raw", index_option="basic")  # "state": the one state document
+    b.add_text_field("state", stored=True)
+    return b.build()
+
+
+def words_analyzer() -> tantivy.TextAnalyzer:
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(MAX_TOKEN))
+            .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.ascii_fold()).build())
+
+
+def _document(row) -> tantivy.Document:
+    message_id, item_id, source, project, role, sub, at, text = row
+    doc = tantivy.Document()
+    doc.add_integer("id", message_id)
+    doc.add_integer("item", item_id)
+    doc.add_integer("at", micros(at))
+    doc.add_text("f_source", source)
+    if project is not None:
+        doc.add_text("f_project", project)
+    doc.add_text("f_role", role)
+    if not sub:
+        doc.add_text("f_top", "1")
+    doc.add_text("words", text)
+    return doc
+
+
+class MessageIndex(DerivedIndex):
+    """The messages of one library file, kept in step with its change log."""
+
+    @property
+    def reader_catch_up(self) -> int:
+        return READER_CATCH_UP
+
+    def __init__(self, library: Path):
+        library = Path(library)
+        super().__init__(library, folder_for(library), _schema())
+        self.words = words_analyzer()
+        self.tokenizers = {_WORDS: self.words}
+
+    def _add_all(self, writer, conn: apsw.Connection) -> int:
+        written = 0
+        for row in conn.execute(_MESSAGE_SQL):
+            writer.add_document(_document(row))
+            written += 1
+        return written
+
+    def _replace(self, writer, conn: apsw.Connection, item_id: int) -> int:
+        writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "item", item_id))
+        written = 0
+        for row in conn.execute(f"{_MESSAGE_SQL} WHERE m.item_id = ?", (item_id,)):
+            writer.add_document(_document(row))
+            written += 1
+        return written
+
+    # -- answering -------------------------------------------------------------------------------
+
+    def matches(self, conn: apsw.Connection, request: MessageRequest) -> list | None:
+        head = library_head(conn)
+        if head is None:
+            return None
+        searcher = self._in_step(head)
+        if searcher is None:
+            return None
+        terms = [self._term_query(alternatives) for alternatives in request.terms]
+        filters = self._filters(request)
+        if request.order == "per_term":
+            return [self._per_term(searcher, q, filters, request.limit) if q is not None else [] for q in terms]
+        kept = [q for q in terms if q is not None]
+        if not kept:
+            return []
+        query = _with_filters(tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in kept]), filters)
+        if request.order == "relevance":
+            hits = searcher.search(query, limit=request.limit, count=False).hits
+            found = [(mid, score) for (score, _), mid in
+                     zip(hits, searcher.fast_field_values("id", [a for _, a in hits]))]
+        else:
+            found = self._by_time(searcher, query, request.limit, request.order == "newest")
+        return self._masks(searcher, found, terms)
+
+    def _term_query(self, alternatives: tuple[str, ...]):
+        """A term: any of its alternatives, each a word or a phrase of words (scores add up, as
+        FTS5's bm25 of `a OR b` does)."""
+        parts = []
+        for text in alternatives:
+            words = self.words.analyze(text)
+            if not words:
+                continue
+            parts.append(tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
+                         else tantivy.Query.phrase_query(self.schema, "words", words))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, q) for q in parts])
+
+    def _per_term(self, searcher, query, filters, limit: int) -> list[tuple[int, int, float]]:
+        hits = searcher.search(_with_filters(query, filters), limit=limit, count=False).hits
+        if not hits:
+            return []
+        addresses = [a for _, a in hits]
+        return list(zip(searcher.fast_field_values("id", addresses), searcher.fast_field_values("item", addresses),
+                        (score for score, _ in hits)))
+
+    def _by_time(self, searcher, query, limit: int, newest: bool) -> list[tuple[int, float]]:
+        """The first `limit` matches in time order, ties in message id order the same way (as
+        FTS5's `ORDER BY m.at DESC, m.id DESC`): the matches at the last time taken are all read
+        and ordered by id, since tantivy orders by one field."""
+        order = tantivy.Order.Desc if newest else tantivy.Order.Asc
+        hits = searcher.search(query, limit=limit, count=False, order_by_field="at", order=order).hits
+        if not hits:
+            return []
+        addresses = [a for _, a in hits]
+        rows = list(zip(searcher.fast_field_values("at", addresses), searcher.fast_field_values("id", addresses)))
+        edge = rows[-1][0]
+        rows = [r for r in rows if r[0] != edge]
+        at_edge = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, query),
+            (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "at", tantivy.FieldType.Integer,
+                                                           lower_bound=edge, upper_bound=edge))])
+        tied = searcher.search(at_edge, limit=1, count=True).count
+        tied_hits = searcher.search(at_edge, limit=max(tied, 1), count=False).hits
+        rows += [(edge, mid) for mid in searcher.fast_field_values("id", [a for _, a in tied_hits])]
+        rows.sort(key=lambda r: r, reverse=newest)
+        return [(mid, 0.0) for _, mid in rows[:limit]]
+
+    def _masks(self, searcher, found: list[tuple[int, float]], terms: list) -> list[tuple[int, float, int]]:
+        """Which terms each found message holds (a bit per term, in the request's order): each
+        term's query restricted to the found ids."""
+        if not found:
+            return []
+        masks = dict.fromkeys((mid for mid, _ in found), 0)
+        ids = tantivy.Query.term_set_query(self.schema, "id", list(masks))
+        for bit, q in enumerate(terms):
+            if q is None:
+                continue
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Must, ids)])
+            hits = searcher.search(query, limit=len(masks), count=False).hits
+            for mid in searcher.fast_field_values("id", [a for _, a in hits]):
+                masks[mid] |= 1 << bit
+        return [(mid, score, masks[mid]) for mid, score in found]
+
+    def _filters(self, request: MessageRequest) -> list:
+        out = []
+        if request.sources is not None:
+            out.append(tantivy.Query.term_set_query(self.schema, "f_source", list(request.sources))
+                       if request.sources else tantivy.Query.empty_query())
+        if request.source is not None:
+            out.append(tantivy.Query.term_query(self.schema, "f_source", request.source))
+        if request.projects is not None:
+            out.append(tantivy.Query.term_set_query(self.schema, "f_project", list(request.projects))
+                       if request.projects else tantivy.Query.empty_query())
+        if request.roles is not None:
+            out.append(tantivy.Query.term_set_query(self.schema, "f_role", list(request.roles))
+                       if request.roles else tantivy.Query.empty_query())
+        if not request.subagents:
+            out.append(tantivy.Query.term_query(self.schema, "f_top", "1"))
+        if request.since is not None or request.before is not None:
+            out.append(tantivy.Query.range_query(
+                self.schema, "at", tantivy.FieldType.Integer,
+                lower_bound=micros(request.since) if request.since is not None else None,
+                upper_bound=micros(request.before) if request.before is not None else None,
+                include_upper=request.before is None))
+        return out
+
+
+def _with_filters(query, filters: list):
+    if not filters:
+        return query
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, query)] + [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
+                                         for f in filters])
