@@ -138,10 +138,12 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                                 include_tools=True, include_subagents=True, since=since)
     with budget(conn, time_budget_ms):
         try:
-            left_out, capped = [], []
-            answered = mq.engine_term_matches(conn, engine, [t for t in terms if _ranking(t)], filters, LANE_MAX_ROWS)
+            capped = []
+            answered = mq.engine_term_matches(conn, engine, [t for t in terms if _ranking(t)], filters, LANE_MAX_ROWS,
+                                              PHRASE_MAX_ROWS)
             total = mq.message_count(conn) if answered is None else 0
-            per_term: list[tuple[str, list[tuple]]] = answered if answered is not None else []
+            per_term: list[tuple[str, list[tuple]]] = answered[0] if answered is not None else []
+            left_out: list[str] = answered[1] if answered is not None else []
             for t in terms if answered is None else ():
                 if is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact):
                     continue  # "did", "where", "de", "on": they say nothing about which session is meant

@@ -192,7 +192,7 @@ REFILL_MAX = 100_000
 
 
 def request_for(terms: Sequence[tuple[str, ...]], filters: MessageFilters, order: str,
-                limit: int) -> engines.MessageRequest:
+                limit: int, phrase_rows: int | None = None) -> engines.MessageRequest:
     """`filters` as an engine reads them (everything but min_messages, which the caller checks)."""
     if filters.roles is not None:
         roles = tuple(filters.roles)
@@ -204,7 +204,8 @@ def request_for(terms: Sequence[tuple[str, ...]], filters: MessageFilters, order
         terms=tuple(tuple(t) for t in terms),
         sources=tuple(filters.sources) if filters.sources is not None else None, source=filters.source,
         projects=tuple(filters.projects) if filters.projects is not None else None, roles=roles,
-        subagents=filters.include_subagents, since=filters.since, before=filters.before, order=order, limit=limit)
+        subagents=filters.include_subagents, since=filters.since, before=filters.before, order=order, limit=limit,
+        phrase_rows=phrase_rows)
 
 
 def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters, fetch: int,
@@ -238,21 +239,25 @@ def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], fi
 
 
 def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters,
-                        cap: int) -> list[tuple[str, list[tuple]]] | None:
+                        cap: int, phrase_rows: int | None = None) -> tuple[list[tuple[str, list[tuple]]], list[str]] | None:
     """The lane's term_matches() for every term at once, answered by the configured index engine:
     per term (a single word also in its other forms, terms.word_forms), its `cap` best messages
     by BM25 for that term alone that pass `filters`, as (term text, [(id, source, session_id,
-    relevance)]); the engine's top matches are exact, so no term is read at its newest only.
-    None when the engine is FTS5 or cannot answer (then FTS5 does)."""
+    relevance)]); the engine's top matches are exact, so no term is read at its newest only. A
+    phrase whose words are in more than `phrase_rows` messages together is left out (as the
+    FTS5 lane leaves it out). Returns (those per term, the phrases left out); None when the
+    engine is FTS5 or cannot answer (then FTS5 does)."""
     if not engine or engine == engines.BUILTIN:
         return None
     if not terms:
-        return []
+        return [], []
     alternatives = [(t.key[0], *word_forms(t.key[0])) if len(t.key) == 1 and not t.exact else (t.text,)
                     for t in terms]
-    answer = engines.messages(conn, engine, request_for(alternatives, filters, "per_term", cap))
+    answer = engines.messages(conn, engine, request_for(alternatives, filters, "per_term", cap, phrase_rows))
     if answer is None:
         return None
+    left_out = [t.text for t, found in zip(terms, answer) if found is None]
+    answer = [found or [] for found in answer]
     items = sorted({item for found in answer for _, item, _ in found})
     sessions = {}
     for chunk in range(0, len(items), 900):
@@ -264,7 +269,7 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
         kept = [(mid, *sessions[item], score) for mid, item, score in found if item in sessions]
         if kept:
             out.append((t.text, kept))
-    return out
+    return out, left_out
 
 
 def _common(conn: apsw.Connection, term: Term) -> bool:

@@ -119,10 +119,17 @@ class MessageIndex(DerivedIndex):
         searcher = self._in_step(head)
         if searcher is None:
             return None
-        terms = [self._term_query(alternatives) for alternatives in request.terms]
         filters = self._filters(request)
         if request.order == "per_term":
-            return [self._per_term(searcher, q, filters, request.limit) if q is not None else [] for q in terms]
+            out = []
+            for alternatives in request.terms:
+                if request.phrase_rows is not None and self._costly(searcher, alternatives, request.phrase_rows):
+                    out.append(None)
+                    continue
+                q = self._term_query(alternatives)
+                out.append(self._per_term(searcher, q, filters, request.limit) if q is not None else [])
+            return out
+        terms = [self._term_query(alternatives) for alternatives in request.terms]
         kept = [q for q in terms if q is not None]
         if not kept:
             return []
@@ -149,6 +156,14 @@ class MessageIndex(DerivedIndex):
             return None
         return parts[0] if len(parts) == 1 else tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, q) for q in parts])
+
+    def _costly(self, searcher, alternatives: tuple[str, ...], rows: int) -> bool:
+        """Whether this term is read only as phrases whose words are in more than `rows` messages
+        together (doc_freq: exact and cheap here, where FTS5 walks each word's list to count)."""
+        phrases = [self.words.analyze(text) for text in alternatives]
+        if not phrases or any(len(words) < 2 for words in phrases):
+            return False
+        return all(sum(searcher.doc_freq("words", w) for w in words) > rows for words in phrases)
 
     def _per_term(self, searcher, query, filters, limit: int) -> list[tuple[int, int, float]]:
         hits = searcher.search(_with_filters(query, filters), limit=limit, count=False).hits
