@@ -139,9 +139,9 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
     with budget(conn, time_budget_ms):
         try:
             capped = []
+            total = mq.message_count(conn)
             answered = mq.engine_term_matches(conn, engine, [t for t in terms if _ranking(t)], filters, LANE_MAX_ROWS,
-                                              PHRASE_MAX_ROWS)
-            total = mq.message_count(conn) if answered is None else 0
+                                              PHRASE_MAX_ROWS, bm25.idf(total, LANE_MAX_ROWS))
             per_term: list[tuple[str, list[tuple]]] = answered[0] if answered is not None else []
             left_out: list[str] = answered[1] if answered is not None else []
             for t in terms if answered is None else ():

@@ -191,8 +191,8 @@ REFILL_GROWTH = 4
 REFILL_MAX = 100_000
 
 
-def request_for(terms: Sequence[tuple[str, ...]], filters: MessageFilters, order: str,
-                limit: int, phrase_rows: int | None = None) -> engines.MessageRequest:
+def request_for(terms: Sequence[tuple[str, ...]], filters: MessageFilters, order: str, limit: int,
+                phrase_rows: int | None = None, common_rows: int | None = None) -> engines.MessageRequest:
     """`filters` as an engine reads them (everything but min_messages, which the caller checks)."""
     if filters.roles is not None:
         roles = tuple(filters.roles)
@@ -205,7 +205,7 @@ def request_for(terms: Sequence[tuple[str, ...]], filters: MessageFilters, order
         sources=tuple(filters.sources) if filters.sources is not None else None, source=filters.source,
         projects=tuple(filters.projects) if filters.projects is not None else None, roles=roles,
         subagents=filters.include_subagents, since=filters.since, before=filters.before, order=order, limit=limit,
-        phrase_rows=phrase_rows)
+        phrase_rows=phrase_rows, common_rows=common_rows)
 
 
 def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters, fetch: int,
@@ -239,11 +239,13 @@ def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], fi
 
 
 def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters,
-                        cap: int, phrase_rows: int | None = None) -> tuple[list[tuple[str, list[tuple]]], list[str]] | None:
+                        cap: int, phrase_rows: int | None = None,
+                        common_relevance: float | None = None) -> tuple[list[tuple[str, list[tuple]]], list[str]] | None:
     """The lane's term_matches() for every term at once, answered by the configured index engine:
     per term (a single word also in its other forms, terms.word_forms), its `cap` best messages
     by BM25 for that term alone that pass `filters`, as (term text, [(id, source, session_id,
-    relevance)]); the engine's top matches are exact, so no term is read at its newest only. A
+    relevance)]). A word in more than `cap` messages is common: its `cap` best messages (where
+    FTS5 reads its newest) each score `common_relevance` when that is given, as on FTS5. A
     phrase whose words are in more than `phrase_rows` messages together is left out (as the
     FTS5 lane leaves it out). Returns (those per term, the phrases left out); None when the
     engine is FTS5 or cannot answer (then FTS5 does)."""
@@ -253,7 +255,8 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
         return [], []
     alternatives = [(t.key[0], *word_forms(t.key[0])) if len(t.key) == 1 and not t.exact else (t.text,)
                     for t in terms]
-    answer = engines.messages(conn, engine, request_for(alternatives, filters, "per_term", cap, phrase_rows))
+    answer = engines.messages(conn, engine, request_for(alternatives, filters, "per_term", cap, phrase_rows,
+                                                        cap if common_relevance is not None else None))
     if answer is None:
         return None
     left_out = [t.text for t, found in zip(terms, answer) if found is None]
@@ -266,7 +269,8 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
             f"SELECT id, source, session_id FROM items WHERE id IN ({','.join('?' * len(part))})", part))
     out = []
     for t, found in zip(terms, answer):
-        kept = [(mid, *sessions[item], score) for mid, item, score in found if item in sessions]
+        kept = [(mid, *sessions[item], common_relevance if score is None else score)
+                for mid, item, score in found if item in sessions]
         if kept:
             out.append((t.text, kept))
     return out, left_out

@@ -78,6 +78,9 @@ class MessageRequest:
     # "per_term": a term read as a phrase whose words are in more than this many messages
     # together is not looked up (its slot is None); None: every phrase is.
     phrase_rows: int | None = None
+    # "per_term": a term whose words are in more than this many messages (before the filters) is
+    # common: its matches come with the score None (the caller scores them alike); None: none is.
+    common_rows: int | None = None
 
 
 class IndexEngine(Protocol):
@@ -89,8 +92,8 @@ class IndexEngine(Protocol):
     # def message_matches(self, conn, request: MessageRequest) -> list | None:
     #     order "relevance"/"newest"/"oldest": [(message id, score, mask of the terms it holds)],
     #     best first, at most `limit`; "per_term": per term, [(message id, item id, score)], best
-    #     first, at most `limit` each (None for a phrase over `phrase_rows`). None when it cannot
-    #     answer from the library's state.
+    #     first, at most `limit` each (None for a phrase over `phrase_rows`; score None for a term
+    #     over `common_rows`). None when it cannot answer from the library's state.
 
     def catch_up(self, rebuild: bool = False) -> int:
         """Apply the library's changes the index lacks (everything when `rebuild`); the number of

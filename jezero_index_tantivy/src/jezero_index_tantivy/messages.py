@@ -127,7 +127,11 @@ class MessageIndex(DerivedIndex):
                     out.append(None)
                     continue
                 q = self._term_query(alternatives)
-                out.append(self._per_term(searcher, q, filters, request.limit) if q is not None else [])
+                if q is None:
+                    out.append([])
+                    continue
+                common = request.common_rows is not None and self._held(searcher, alternatives) > request.common_rows
+                out.append(self._per_term(searcher, q, filters, request.limit, common))
             return out
         terms = [self._term_query(alternatives) for alternatives in request.terms]
         kept = [q for q in terms if q is not None]
@@ -165,13 +169,25 @@ class MessageIndex(DerivedIndex):
             return False
         return all(sum(searcher.doc_freq("words", w) for w in words) > rows for words in phrases)
 
-    def _per_term(self, searcher, query, filters, limit: int) -> list[tuple[int, int, float]]:
+    def _held(self, searcher, alternatives: tuple[str, ...]) -> int:
+        """How many messages hold the term's single-word alternatives (doc_freq, summed: an upper
+        bound, before the filters, as the FTS5 lane counts). A phrase is not counted."""
+        held = 0
+        for text in alternatives:
+            words = self.words.analyze(text)
+            if len(words) == 1:
+                held += searcher.doc_freq("words", words[0])
+        return held
+
+    def _per_term(self, searcher, query, filters, limit: int, common: bool) -> list[tuple[int, int, float | None]]:
+        """The term's `limit` best messages by BM25, as (message id, item id, score); the score is
+        None for a common term (the caller scores those alike)."""
         hits = searcher.search(_with_filters(query, filters), limit=limit, count=False).hits
         if not hits:
             return []
         addresses = [a for _, a in hits]
         return list(zip(searcher.fast_field_values("id", addresses), searcher.fast_field_values("item", addresses),
-                        (score for score, _ in hits)))
+                        (None if common else score for score, _ in hits)))
 
     def _by_time(self, searcher, query, limit: int, newest: bool) -> list[tuple[int, float]]:
         """The first `limit` matches in time order, ties in message id order the same way (as
