@@ -141,7 +141,8 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             capped = []
             total = mq.message_count(conn)
             answered = mq.engine_term_matches(conn, engine, [t for t in terms if _ranking(t)], filters, LANE_MAX_ROWS,
-                                              PHRASE_MAX_ROWS, bm25.idf(total, LANE_MAX_ROWS))
+                                              PHRASE_MAX_ROWS,
+                                              bm25.idf(total, LANE_MAX_ROWS) if total > LANE_MAX_ROWS else None)
             per_term: list[tuple[str, list[tuple]]] = answered[0] if answered is not None else []
             left_out: list[str] = answered[1] if answered is not None else []
             for t in terms if answered is None else ():
