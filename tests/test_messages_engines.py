@@ -210,3 +210,19 @@ def test_the_fused_search_reads_the_messages_through_the_engine(tmp_path, engine
         hits = search(conn, "InvalidClientTokenId", options=SearchConfig(engine=engine), explain=True)
     assert [h["session_id"] for h in hits] == ["a"]
     assert hits[0]["explain"]["fusion"]["messages_rank"] == 1
+
+
+def test_the_lane_reads_a_common_word_at_its_newest_messages(tmp_path, engine, monkeypatch):
+    """A word in more than LANE_MAX_ROWS messages is read at its newest that pass the filters,
+    each scored alike, on either engine (tantivy bounds its search to the last ids and widens the
+    range while it holds too few: here the filter leaves only the oldest)."""
+    path = tmp_path / "lib.sqlite3"
+    write(path, [
+        *[session(f"n{i}", [("user", f"kettle note {i}"), ("assistant", "noted")], project="p" if i < 2 else "shop",
+                  day=i) for i in range(8)],
+        *[session(f"f{i}", [("user", f"walnut {i}")], day=10 + i) for i in range(6)],
+    ])
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    r = Recaller(path, engine)
+    assert r.lane("kettle") == ["n7", "n6", "n5"]
+    assert r.lane("kettle", project="p") == ["n1", "n0"]

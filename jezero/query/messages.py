@@ -244,8 +244,8 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     """The lane's term_matches() for every term at once, answered by the configured index engine:
     per term (a single word also in its other forms, terms.word_forms), its `cap` best messages
     by BM25 for that term alone that pass `filters`, as (term text, [(id, source, session_id,
-    relevance)]). A word in more than `cap` messages is common: its `cap` best messages (where
-    FTS5 reads its newest) each score `common_relevance` when that is given, as on FTS5. A
+    relevance)]). A word in more than `cap` messages is common, when `common_relevance` is given:
+    its `cap` newest messages each score that, as on FTS5. A
     phrase whose words are in more than `phrase_rows` messages together is left out (as the
     FTS5 lane leaves it out). Returns (those per term, the phrases left out); None when the
     engine is FTS5 or cannot answer (then FTS5 does)."""
