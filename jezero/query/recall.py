@@ -27,6 +27,13 @@ every match. A term in more than RANK_CAP (5,000) messages is therefore ranked a
 most recently stored matches, while every match of the rarer terms is ranked; `explain.candidates`
 says when that happened. Below that, every match is ranked.
 
+With a derived index engine (`[search] engine = "tantivy"`), its messages index does the
+matching (and the coverage of each match) with the same filters before the cut and the same
+placing rules; its top matches are exact, so nothing is capped. A boolean expression (FTS5's
+language) and cross-project discovery stay on FTS5, and FTS5 answers whenever the engine cannot
+(behind, broken); `explain.engine` names which one matched. Snippets, windows, lineage and the
+routine tier read the library itself, whatever the engine.
+
 Each hit carries its session's lineage root (parent links followed up to MAX_LINEAGE_HOPS), a
 snippet, and, when `window` > 0, a window of that many messages either side; windows of one
 session that overlap are merged into one, listing every anchor it holds.

@@ -33,9 +33,9 @@ _WORDS = "jz_message_words"
 # longer than this, and they would make most of the term dictionary.
 MAX_TOKEN = 100
 # A reader catches up inline with the messages of at most this many changed items (about 49
-# messages each in benchmarks/messages' sessions); past that the writer, or `jezero reindex`,
-# does it and FTS5 answers meanwhile.
-READER_CATCH_UP = 500
+# messages each in benchmarks/messages' sessions, indexed at about 25,000 a second of CPU: 0.4 s
+# at most); past that the writer, or `jezero reindex`, does it and FTS5 answers meanwhile.
+READER_CATCH_UP = 200
 
 # A common term's newest messages (MessageIndex._newest): the id range first searched holds this
 # many times the share of the term's messages that should give `limit` of them, and grows this
