@@ -226,3 +226,19 @@ def test_the_lane_reads_a_common_word_at_its_newest_messages(tmp_path, engine, m
     r = Recaller(path, engine)
     assert r.lane("kettle") == ["n7", "n6", "n5"]
     assert r.lane("kettle", project="p") == ["n1", "n0"]
+
+
+def test_a_broad_filter_that_passes_few_of_the_best_matches_still_finds_them(tmp_path, engine):
+    """The best 250 matches are tool output, left out by default: the one person's message that
+    matches, ranked below all of them, is still found (tantivy checks the broad filters on ever
+    deeper lists of best matches; it must not stop at the first depth)."""
+    path = tmp_path / "lib.sqlite3"
+    write(path, [
+        *[session(f"t{i}", [("tool", f"gamma ray {i}")], day=1) for i in range(250)],
+        session("person", [("user", "and then " + "a long aside about other things " * 8 + "the gamma burst")], day=0),
+    ])
+    engines.sync(engine, path)  # as the writer's run does (more items than a reader catches up with)
+    r = Recaller(path, engine)
+    assert r.sessions("gamma", limit=1) == ["person"]
+    assert r.sessions("gamma", limit=3, include_tools=True)[0].startswith("t")
+    assert r.sessions("gamma", limit=1, before="2026-03-01") == ["person"]
