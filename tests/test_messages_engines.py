@@ -225,6 +225,10 @@ def test_the_lane_reads_a_common_word_at_its_newest_messages(tmp_path, engine, m
     monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
     r = Recaller(path, engine)
     assert r.lane("kettle") == ["n7", "n6", "n5"]
+    with open_readonly(path) as conn:
+        hits = fused.message_lane(conn, "kettle", sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=5000, engine=engine)
+    assert all(h.capped == ["kettle"] for h in hits)  # explained as read at its newest
     assert r.lane("kettle", project="p") == ["n1", "n0"]
 
 

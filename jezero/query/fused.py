@@ -127,8 +127,8 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
     """Sessions ranked by their messages (see the module docstring): for each ranking term, FTS5's
     bm25 of every message holding it (its newest LANE_MAX_ROWS); a session scores its best
     message's per term, summed over the terms it holds. Shown by its best message. With a derived
-    index `engine` (tantivy), each term's LANE_MAX_ROWS best messages by its BM25 instead
-    (messages.engine_term_matches: exact top matches, so nothing is capped or left out)."""
+    index `engine` (tantivy), its messages index reads the terms by the same rules
+    (messages.engine_term_matches; its BM25 for the words below LANE_MAX_ROWS)."""
     if not mq.has_messages(conn):
         return Hits()
     terms = mq.terms_for(conn, query)
@@ -138,13 +138,12 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                                 include_tools=True, include_subagents=True, since=since)
     with budget(conn, time_budget_ms):
         try:
-            capped = []
             total = mq.message_count(conn)
             answered = mq.engine_term_matches(conn, engine, [t for t in terms if _ranking(t)], filters, LANE_MAX_ROWS,
                                               PHRASE_MAX_ROWS,
                                               bm25.idf(total, LANE_MAX_ROWS) if total > LANE_MAX_ROWS else None)
-            per_term: list[tuple[str, list[tuple]]] = answered[0] if answered is not None else []
-            left_out: list[str] = answered[1] if answered is not None else []
+            per_term: list[tuple[str, list[tuple]]]
+            per_term, left_out, capped = answered if answered is not None else ([], [], [])
             for t in terms if answered is None else ():
                 if is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact):
                     continue  # "did", "where", "de", "on": they say nothing about which session is meant

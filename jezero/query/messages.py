@@ -240,19 +240,19 @@ def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], fi
 
 def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters,
                         cap: int, phrase_rows: int | None = None,
-                        common_relevance: float | None = None) -> tuple[list[tuple[str, list[tuple]]], list[str]] | None:
+                        common_relevance: float | None = None) -> tuple[list, list[str], list[str]] | None:
     """The lane's term_matches() for every term at once, answered by the configured index engine:
     per term (a single word also in its other forms, terms.word_forms), its `cap` best messages
     by BM25 for that term alone that pass `filters`, as (term text, [(id, source, session_id,
     relevance)]). A word in more than `cap` messages is common, when `common_relevance` is given:
     its `cap` newest messages each score that, as on FTS5. A
     phrase whose words are in more than `phrase_rows` messages together is left out (as the
-    FTS5 lane leaves it out). Returns (those per term, the phrases left out); None when the
-    engine is FTS5 or cannot answer (then FTS5 does)."""
+    FTS5 lane leaves it out). Returns (those per term, the phrases left out, the common words);
+    None when the engine is FTS5 or cannot answer (then FTS5 does)."""
     if not engine or engine == engines.BUILTIN:
         return None
     if not terms:
-        return [], []
+        return [], [], []
     alternatives = [(t.key[0], *word_forms(t.key[0])) if len(t.key) == 1 and not t.exact else (t.text,)
                     for t in terms]
     answer = engines.messages(conn, engine, request_for(alternatives, filters, "per_term", cap, phrase_rows,
@@ -261,6 +261,7 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
         return None
     left_out = [t.text for t, found in zip(terms, answer) if found is None]
     answer = [found or [] for found in answer]
+    common = [t.text for t, found in zip(terms, answer) if found and found[0][2] is None]
     items = sorted({item for found in answer for _, item, _ in found})
     sessions = {}
     for chunk in range(0, len(items), 900):
@@ -273,7 +274,7 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
                 for mid, item, score in found if item in sessions]
         if kept:
             out.append((t.text, kept))
-    return out, left_out
+    return out, left_out, common
 
 
 def _common(conn: apsw.Connection, term: Term) -> bool:
