@@ -22,6 +22,8 @@ from jezero.query import fused, recall, search
 from jezero.query import messages as mq
 from jezero.store import ItemRecord, Store, engines, open_readonly
 from jezero.store.messages import MessageRecord
+from test_messages import at, ingest  # noqa: F401 (a fixture)
+from test_redact import POSITIVES
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 
@@ -246,3 +248,28 @@ def test_a_broad_filter_that_passes_few_of_the_best_matches_still_finds_them(tmp
     assert r.sessions("gamma", limit=1) == ["person"]
     assert r.sessions("gamma", limit=3, include_tools=True)[0].startswith("t")
     assert r.sessions("gamma", limit=1, before="2026-03-01") == ["person"]
+
+
+def test_no_secret_of_the_redaction_cases_reaches_a_derived_messages_index(ingest, engine):
+    """The derived index is made from the stored (redacted) messages: no secret of the redaction
+    cases can be found in it, while the words around each one can."""
+    if engine == "fts5":
+        pytest.skip("the FTS5 messages index: test_messages.py")
+    blocks = []
+    for i, (_, text, _, _) in enumerate(POSITIVES):
+        kind = ("text", "tool_call", "tool_result")[i % 3]
+        role = ("user", "assistant", "tool")[i % 3]
+        blocks.append({"role": role, "kind": kind, "text": f"case {i}: {text}", "time": at(i)})
+    library = ingest("secrets", blocks)
+    assert engines.sync(engine, library, rebuild=True) is not None
+    everything = mq.MessageFilters(include_tools=True, include_subagents=True)
+    with open_readonly(library) as conn:
+        def found(text):
+            answer = engines.messages(conn, engine, mq.request_for([(text,)], everything, "relevance", 100))
+            assert answer is not None, "the derived index did not answer"
+            return answer
+
+        assert len(found("case")) == len(POSITIVES)
+        for kind, _, secret, _ in POSITIVES:
+            longest = max(secret.split(), key=len)
+            assert found(longest) == [], kind
