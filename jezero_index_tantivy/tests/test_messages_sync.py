@@ -98,3 +98,19 @@ def test_a_reader_that_cannot_take_the_writer_answers_from_the_state_before(tmp_
         found = recall(conn, "nomad", options=OPTIONS, window=0)
     assert sorted(h["session_id"] for h in found["hits"]) == ["1", "2"] and engines_of(found) == {"tantivy"}
     engines.forget()
+
+
+def test_a_broken_messages_index_costs_one_warning_not_the_answer(tmp_path, caplog):
+    library = tmp_path / "library.sqlite3"
+    with Store(library) as store:
+        store.write([item(1, "traefik middleware chain")])
+    folder_for(library).mkdir()
+    (folder_for(library) / "meta.json").write_text("{ not json")
+    engines.forget()
+    with caplog.at_level("WARNING"), open_readonly(library) as conn:
+        for _ in range(3):
+            found = recall(conn, "traefik", options=OPTIONS, window=0)
+            assert [h["session_id"] for h in found["hits"]] == ["1"] and engines_of(found) == {"fts5"}
+    warnings = [r for r in caplog.records if "tantivy" in r.getMessage()]
+    assert len(warnings) == 1 and "fts5 answers instead" in warnings[0].getMessage()
+    engines.forget()
