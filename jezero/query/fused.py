@@ -172,10 +172,12 @@ class LaneHit:
 
 
 def message_lane(conn: apsw.Connection, query: str, *, sources, source, project, since, time_budget_ms: int,
-                 sessions: int = LANE_SESSIONS) -> Hits:
+                 sessions: int = LANE_SESSIONS, engine: str | None = None) -> Hits:
     """Sessions ranked by their messages (see the module docstring): for each ranking term, FTS5's
     bm25 of every message holding it (its newest LANE_MAX_ROWS); a session scores its best
-    message's per term, summed over the terms it holds. Shown by its best message."""
+    message's per term, summed over the terms it holds. Shown by its best message. With a derived
+    index `engine` (tantivy), its messages index reads the terms by the same rules
+    (messages.engine_term_matches; its BM25 for the words below LANE_MAX_ROWS)."""
     if not mq.has_messages(conn):
         return Hits()
     terms = mq.terms_for(conn, query)
@@ -185,13 +187,18 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                                 include_tools=True, include_subagents=True, since=since)
     with budget(conn, time_budget_ms):
         try:
-            left_out, capped = [], []
-            weights: dict[str, float] = {}  # each term's IDF over sessions, for coverage
             total = mq.message_count(conn)
             sessions_n = stats.index_stats(conn).rows
-            per_term: list[tuple[str, list[tuple]]] = []
-            for t in terms:
-                if is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact):
+            answered = mq.engine_term_matches(conn, engine, [t for t in terms if _ranking(t)], filters, LANE_MAX_ROWS,
+                                              PHRASE_MAX_ROWS,
+                                              bm25.idf(total, LANE_MAX_ROWS) if total > LANE_MAX_ROWS else None)
+            per_term: list[tuple[str, list[tuple]]]
+            per_term, left_out, capped = answered if answered is not None else ([], [], [])
+            # how many messages hold each term, up to LANE_MAX_ROWS (for its IDF over sessions); the
+            # engine's matches are already filtered, so a filtered search counts the filtered ones
+            held_by = {text: LANE_MAX_ROWS if text in capped else len(found) for text, found in per_term}
+            for t in terms if answered is None else ():
+                if not _ranking(t):
                     continue  # "did", "where", "de", "on": they say nothing about which session is meant
                 if len(t.key) > 1 and not _cheap_phrase(conn, t.key):
                     left_out.append(t.text)  # a phrase of common words: see the module docstring
@@ -203,8 +210,12 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 found = mq.term_matches(conn, t, filters, LANE_MAX_ROWS,
                                         bm25.idf(total, LANE_MAX_ROWS) if common else None)
                 if found:
-                    found, weights[t.text] = _by_sessions(found, min(held, LANE_MAX_ROWS), total, sessions_n)
+                    held_by[t.text] = min(held, LANE_MAX_ROWS)
                     per_term.append((t.text, found))
+            weights: dict[str, float] = {}  # each term's IDF over sessions, for coverage
+            for i, (text, found) in enumerate(per_term):
+                found, weights[text] = _by_sessions(found, held_by[text], total, sessions_n)
+                per_term[i] = (text, found)
             scored = _scores(per_term)
             whole = sum(weights.values())
             if COVERAGE_POWER and whole > 0:
@@ -255,6 +266,11 @@ def _is_name(term) -> bool:
     """A term written as a name, not as a plain word: quoted, or holding digits or punctuation
     (`--clean`, `tripdata_nightly`, `app/services/pdf.py`, `2019-2024`)."""
     return term.exact or not _PLAIN_WORD.fullmatch(term.text)
+
+
+def _ranking(t) -> bool:
+    """Whether the lane ranks by this term (not a stop word, nor a short unquoted word)."""
+    return not (is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact))
 
 
 def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, str], float, dict]]:
@@ -431,12 +447,12 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
 def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: Callable[[int], list[dict]], *,
            sources, source, project, since, limit: int, time_budget_ms: int, explain: bool,
            reorder: Callable[[list[dict]], list[dict]] | None = None,
-           vectors_lane: Callable[[], list] | None = None) -> list[dict]:
+           vectors_lane: Callable[[], list] | None = None, engine: str | None = None) -> list[dict]:
     """The fused search; `items_lane(n)` runs the items search for its best n hits, `reorder` is
     the items' current-first rule (current.py), applied again to the fused order (below);
     `vectors_lane()` the semantic lane (query/vectors.py), when "vectors" is chosen."""
     lane = message_lane(conn, query, sources=sources, source=source, project=project, since=since,
-                        time_budget_ms=time_budget_ms) if "messages" in lanes else Hits()
+                        time_budget_ms=time_budget_ms, engine=engine) if "messages" in lanes else Hits()
     near = vectors_lane() if vectors_lane is not None and VECTORS in lanes else ()
     notes = (near.off,) if getattr(near, "off", None) else ()
     ranked = [messages_ranked(lane)] + ([vectors_ranked(near)] if near else [])

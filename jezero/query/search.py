@@ -221,7 +221,7 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
                         reorder=(lambda hits, may_move, move_share: _current_first(conn, hits, options, may_move,
                                                                                     move_share))
                         if current_first else None,
-                        vectors_lane=vectors_lane if semantic is not None else None)
+                        vectors_lane=vectors_lane if semantic is not None else None, engine=options.engine)
 
 
 def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:
