@@ -39,7 +39,8 @@ def register_index_engines(register):
     """Add search index engines: `register(name, open, description="")`, where
     `open(library: pathlib.Path) -> IndexEngine` gives the engine for the library file at that
     path (see jezero.plugin.IndexEngine): a derived index kept beside the library that
-    answers search's candidate pool, chosen by `[search] engine = "name"`."""
+    answers search's candidate pool (and, with `message_matches`, the messages layer's
+    matches), chosen by `[search] engine = "name"`."""
 
 
 @hookspec

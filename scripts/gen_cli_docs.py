@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 import sys
 from pathlib import Path
 
@@ -31,11 +32,15 @@ def commands() -> list[str]:
 
 
 def render() -> str:
+    names = commands()
+    # One process per command, a few at once: each start is mostly imports, the same for all.
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
+        top, *texts = pool.map(lambda args: help_text(*args), [(), *((name,) for name in names)])
     parts = ["# Command reference", "",
              "Generated from `jezero --help` by `scripts/gen_cli_docs.py`; a test fails when it is out of date.",
-             "", "```text", help_text(), "```", ""]
-    for name in commands():
-        parts += [f"## jezero {name}", "", "```text", help_text(name), "```", ""]
+             "", "```text", top, "```", ""]
+    for name, text in zip(names, texts):
+        parts += [f"## jezero {name}", "", "```text", text, "```", ""]
     return "\n".join(parts)
 
 

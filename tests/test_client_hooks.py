@@ -279,3 +279,59 @@ def test_a_session_id_that_is_no_plain_file_name_gets_a_digest_for_its_marker(tm
     for session in ("0b1c-77aa", "../../etc/passwd"):  # first once, then not again
         assert core._first_prompt(tmp_path, "claude", session) is True
         assert core._first_prompt(tmp_path, "claude", session) is False
+
+
+# -- the MCP server each plugin configures --------------------------------------------------------
+
+CLIENTS = CLIENT.parent.parent
+# The MCP server each plugin declares (command, args, and the placeholder the agent fills in with
+# the plugin's folder; Codex runs it in the plugin folder, so its path is relative).
+MCP_CONFIGS = {
+    "claude": (CLIENTS / "claude" / ".mcp.json", "${CLAUDE_PLUGIN_ROOT}"),
+    "codex": (CLIENTS / "codex" / ".mcp.json", "."),
+    "copilot": (CLIENTS / "copilot" / ".mcp.json", "${PLUGIN_ROOT}"),
+    "gemini": (CLIENTS / "gemini" / "gemini-extension.json", "${extensionPath}"),
+}
+
+
+def _mcp_command(agent: str) -> list[str]:
+    path, root = MCP_CONFIGS[agent]
+    server = json.loads(path.read_text())["mcpServers"]["jezero"]
+    folder = str(path.parent)
+    return [sys.executable if server["command"] == "python3" else server["command"],
+            *(a.replace(root, folder, 1) if a.startswith(root) else a for a in server["args"])]
+
+
+@pytest.mark.parametrize("agent", sorted(MCP_CONFIGS))
+def test_each_plugins_mcp_bridge_runs_as_its_hooks_do_and_answers_a_search(served, agent):
+    """The bridge is started like the hooks (-I -S: the agent's PYTHONPATH and site-packages stay
+    out), and answers through the real server, non-ASCII titles included, as UTF-8."""
+    command = _mcp_command(agent)
+    assert command[1:3] == ["-I", "-S"] and command[-1] == "bridge", command
+    hooks = (MCP_CONFIGS[agent][0].parent / "hooks" / "hooks.json").read_text()
+    assert hooks.count("python3 -I -S ") >= 3
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": "billing migración"}}},
+    ]
+    # A PYTHONPATH holding a json.py that breaks everything: -I keeps it out.
+    poisoned = served.client_home.parent / f"poison-{agent}"
+    poisoned.mkdir(exist_ok=True)
+    (poisoned / "json.py").write_text("raise SystemExit('the agent PYTHONPATH reached the bridge')\n")
+    done = subprocess.run(command, input="".join(json.dumps(m) + "\n" for m in messages).encode("utf-8"),
+                          capture_output=True, env={**os.environ, **served.env(), "PYTHONPATH": str(poisoned)},
+                          cwd=MCP_CONFIGS[agent][0].parent, timeout=60)
+    assert done.returncode == 0, done.stderr
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.decode("utf-8").splitlines())}
+    assert answers[1]["result"]["serverInfo"]
+    text = json.dumps(answers[2]["result"], ensure_ascii=False)
+    assert TITLES[0] in text
+
+
+def test_opencode_starts_its_bridge_with_the_hooks_flags():
+    js = (CLIENTS / "opencode" / "jezero.js").read_text()
+    assert 'command: [PYTHON, "-I", "-S", CORE, "bridge"]' in js
+    assert '["-I", "-S", HOOK, event]' in js

@@ -140,7 +140,9 @@ def test_a_lane_whose_best_hits_all_score_alike_gives_way(tmp_path):
         hits = search(c, "dinner Lucca", now=NOW, explain=True)
         assert sessions(hits)[0] == "plans"
         why = hits[0]["explain"]["fusion"]
-        assert why["lanes"] == {"items": 0.0, "messages": fused.MESSAGES_WEIGHT}
+        # the items' scores all alike: no say; the messages lane separates its one clear hit
+        assert why["lanes"]["items"] == 0.0
+        assert why["lanes"]["messages"] == pytest.approx(fused.MESSAGES_WEIGHT, rel=1e-3)
     finally:
         c.close()
 
@@ -238,3 +240,103 @@ def test_fuse_takes_any_number_of_lanes(conn):
     assert top["explain"]["fusion"]["shares"]["vectors"] == pytest.approx(2.0 / (fused.RRF_K + 1))
     gated = fused.Ranked("vectors", 2.0, [(other["source"], "other")], [other], gate={})
     assert fused.fuse(conn, [first, gated], 10)[0]["session_id"] != "other"  # a gate of 0 takes its say away
+
+
+def decided(rec, *texts):
+    import dataclasses
+    return dataclasses.replace(rec, atoms=[{"type": "decision", "text": t} for t in texts])
+
+
+def chain_library(tmp_path):
+    """A decision and its revision (the revision names the old choice), plus other work."""
+    records = [
+        decided(item("orch1", "Nightly load in Airflow", "The nightly tripdata load runs as an Airflow DAG.",
+                     [("user", "move the nightly tripdata load to airflow"),
+                      ("tool", "$ airflow dags test tripdata_nightly\nDAG run succeeded"),
+                      ("assistant", "the nightly tripdata load now runs in airflow, tested with airflow dags test")],
+                     project="data", day=1),
+                "Nightly tripdata load runs in Airflow"),
+        decided(item("orch2", "Airflow is too heavy: Dagster", "Replaced Airflow with Dagster for the nightly load.",
+                     [("user", "airflow uses 2.5 GB of RAM for one nightly tripdata dag"),
+                      ("tool", "$ airflow dags list\ntripdata 1 dag"),
+                      ("assistant", "the nightly tripdata load now runs in dagster, airflow is gone")],
+                     project="data", day=20),
+                "Nightly tripdata load moved from Airflow to Dagster"),
+        *(item(f"other{i}", f"Other work {i}", "Unrelated.", [("user", f"unrelated chore number {i}")],
+               project="data", day=i) for i in range(6)),
+    ]
+    return lane_library(tmp_path, records)
+
+
+def test_the_revision_comes_first_for_the_decisions_words(tmp_path):
+    c = chain_library(tmp_path)
+    try:
+        assert sessions(search(c, "nightly tripdata load orchestrator", now=NOW))[:2] == ["orch2", "orch1"]
+    finally:
+        c.close()
+
+
+def test_a_newer_session_lacking_a_name_of_the_query_is_not_moved_first(tmp_path, monkeypatch):
+    # The query names the command the old session ran (`tripdata_nightly`: a name, not a plain
+    # word); the revision's transcript never holds it. Looking for where a command ran is not
+    # asking for the current decision: the old session stays first.
+    c = chain_library(tmp_path)
+    try:
+        query = "airflow dags test tripdata_nightly"
+        assert sessions(search(c, query, now=NOW))[0] == "orch1"
+        monkeypatch.setattr(fused, "NAMES_RULE", False)
+        monkeypatch.setattr(fused, "CURRENT_COVERAGE", 0)
+        assert sessions(search(c, query, now=NOW))[0] == "orch2"  # without the rules it moved
+    finally:
+        c.close()
+
+
+def test_names_are_terms_with_digits_or_punctuation_or_quotes():
+    from jezero.query.terms import parse_terms
+    query = 'airflow --clean tripdata_nightly app/services/pdf.py 2019-2024 "two words" Lucía'
+    names = [t.text for t in parse_terms(query)
+             if fused._is_name(t) and t.part_of is None]
+    assert names == ["--clean", "tripdata_nightly", "app/services/pdf.py", "2019-2024", "two words"]
+
+
+def test_the_messages_lane_weighs_a_word_by_the_sessions_that_hold_it(tmp_path):
+    # "backfill" fills one long session's messages (a word it repeats is its subject, not a common
+    # word); "total" and "trips" are said once in many sessions. Over messages, "backfill" would
+    # read as the most common word; over sessions it is the rarest.
+    records = [item("backfill", "Backfill", "Backfill.",
+                    [("user", f"backfill part {i} done, trips loaded") for i in range(30)], project="data", day=1)]
+    records += [item(f"s{i}", f"S{i}", "S.", [("user", f"the total trips today {i}")], project="data", day=2 + i)
+                for i in range(8)]
+    c = lane_library(tmp_path, records)
+    try:
+        assert sessions(search(c, "backfill total trips", lanes=("messages",), now=NOW))[0] == "backfill"
+        monkeypatch = pytest.MonkeyPatch()
+        monkeypatch.setattr(fused, "SESSION_IDF", False)
+        try:
+            assert sessions(search(c, "backfill total trips", lanes=("messages",), now=NOW))[0] != "backfill"
+        finally:
+            monkeypatch.undo()
+    finally:
+        c.close()
+
+
+def test_a_session_holding_the_rarer_words_too_comes_first(tmp_path, monkeypatch):
+    # "all" holds the three words, each in a long message; "two" holds the two commoner ones in
+    # short messages, so its per-word bm25 sum is higher. The share of the query's words (weighed
+    # by their IDF over sessions) a session holds puts "all" first.
+    filler = " ".join(f"word{i}" for i in range(300))
+    records = [
+        item("all", "a", "a", [("user", f"k3s {filler}"), ("user", f"cluster {filler}"), ("user", f"upgrade {filler}")],
+             day=1),
+        item("two", "b", "b", [("user", "cluster upgrade"), ("user", "the upgrade of the cluster")], day=2),
+        *(item(f"k{i}", "k", "k", [("user", f"k3s notes {i} {filler}")], day=3 + i) for i in range(3)),
+        *(item(f"c{i}", "c", "c", [("user", f"cluster and upgrade notes {i} {filler}")], day=6 + i) for i in range(3)),
+        *(item(f"o{i}", "o", "o", [("user", f"other notes {i}")], day=9 + i) for i in range(6)),
+    ]
+    c = lane_library(tmp_path, records)
+    try:
+        assert sessions(search(c, "k3s cluster upgrade", lanes=("messages",), now=NOW))[0] == "all"
+        monkeypatch.setattr(fused, "COVERAGE_POWER", 0)
+        assert sessions(search(c, "k3s cluster upgrade", lanes=("messages",), now=NOW))[0] == "two"
+    finally:
+        c.close()

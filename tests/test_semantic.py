@@ -179,6 +179,73 @@ def test_filters_apply_before_the_nearest_neighbour_cut(tmp_path, plugins_in):
     assert len(find(cfg, query, lanes=["vectors"], project="hr")) == 10  # a filter every row passes: k sessions
 
 
+def test_the_bit_scan_keeps_the_filters_before_the_cut_and_ranks_as_the_exact_scan(tmp_path, plugins_in,
+                                                                                    monkeypatch):
+    """The library is small enough for the exact scan; with EXACT_UP_TO = 0 the lane scans the
+    bits instead and rescores its candidates. The filters still act inside the scan (twenty
+    unreadable sessions sit on the query, k = 10: 20 candidates), and where the candidates cover
+    every vector the order is the exact scan's."""
+    from jezero.query import vectors as lane
+
+    cfg = config(tmp_path, sources=("secret", "open"), k=10)
+    query = "payroll export to the bank rejected with checksum mismatch"
+    for i in range(20):
+        session(tmp_path, "secret", f"s{i}", query, query, cwd="/w/src/hr/x")
+    session(tmp_path, "open", "o", "the bank export was rejected", "a checksum mismatch in the payroll file",
+            cwd="/w/src/hr/x", ended_at="2026-02-01T10:00:00Z")
+    for i in range(6):
+        session(tmp_path, "open", f"x{i}", f"unrelated chore number {i}: bump the linter", "done",
+                ended_at="2026-02-02T10:00:00Z")
+    ingest(cfg)
+    open_item = [h for h in find(cfg, "bank export rejected") if h["session_id"] == "o"][0]["id"]
+    wide = config(tmp_path, sources=("secret", "open"), k=100)  # 200 candidates: every vector
+    exact = {q: [h["id"] for h in find(wide, q, lanes=["vectors"])] for q in (query, "linter chore")}
+    monkeypatch.setattr(lane, "EXACT_UP_TO", 0)
+    for filters in ({"allowed": ["open"]}, {"source": "open"}, {"since": "2026-01-15"}):
+        hits = find(cfg, query, lanes=["vectors"], **filters)
+        assert hits and hits[0]["id"] == open_item and {h["source"] for h in hits} == {"open"}, filters
+    assert {h["source"] for h in find(cfg, query, allowed=["open"])} == {"open"}
+    for q, ids in exact.items():
+        assert [h["id"] for h in find(wide, q, lanes=["vectors"])] == ids, q
+
+
+def test_the_bits_centre_is_taken_again_as_the_library_grows(tmp_path, plugins_in, monkeypatch):
+    """Each step of CENTRE_AT sets the centre to the vectors' mean and rewrites every bit: one bit
+    row per vector, no duplicate, and the lane's answer is the same through the bits as exact."""
+    from jezero.query import vectors as lane
+
+    monkeypatch.setattr(stored, "CENTRE_AT", (4, 12))
+    cfg = config(tmp_path)
+    for i in range(8):
+        session(tmp_path, "local", f"s{i}", f"session {i} about the {['deploy', 'cake', 'kafka', 'tax'][i % 4]} work",
+                "done")
+    ingest(cfg)
+    conn = open_readonly(cfg.library_path())
+    stored.load_extension(conn)
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'semantic_%'").fetchall())
+    assert meta[stored.META_CENTRED_AT] == "12" and len(bytes.fromhex(meta[stored.META_CENTRE])) == 256 * 4
+    for floats, bits, key in ((stored.ITEM_VECTORS, stored.ITEM_BITS, "item_id"),
+                              (stored.WINDOW_VECTORS, stored.WINDOW_BITS, "window_id")):
+        assert (sorted(r[0] for r in conn.execute(f"SELECT {key} FROM {bits}"))
+                == sorted(r[0] for r in conn.execute(f"SELECT {key} FROM {floats}")))
+    conn.close()
+    exact = [h["id"] for h in find(cfg, "kafka work", lanes=["vectors"])]
+    monkeypatch.setattr(lane, "EXACT_UP_TO", 0)
+    assert [h["id"] for h in find(cfg, "kafka work", lanes=["vectors"])] == exact
+
+
+def test_vectors_in_the_first_layout_are_refused_until_embed(tmp_path, plugins_in):
+    cfg = config(tmp_path)
+    session(tmp_path, "local", "a", "ci db go vm ok", "yes")
+    ingest(cfg)
+    with Store(cfg.library_path()) as store:  # as a library of the first layout records its model
+        store.db.execute("DELETE FROM meta WHERE key = ?", (stored.META_LAYOUT,))
+    assert any("older layout" in n for n in find(cfg, "db ci vm").notes)
+    assert embed_library(cfg).embedded == 1
+    hits = find(cfg, "db ci vm")
+    assert not hits.notes and hits[0]["session_id"] == "a"
+
+
 def test_the_lane_finds_what_the_keyword_lanes_cannot_and_explains_each_rank(tmp_path, plugins_in):
     """Words under three characters are not searchable by the keyword lanes; the hashing
     embedder sees them, which stands in here for a paraphrase."""

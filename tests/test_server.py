@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -336,6 +337,36 @@ async def test_stdio_as_a_configured_client(config_file):
         async with Client(stdio_params(config_file, "--client", "ci")) as client:
             assert {h["source"] for h in (await call(client, "timeline", project="shop"))["items"]} == {"agent-ci"}
             assert "not visible" in await error_text(client, "get_item", item_id=1)
+
+
+def test_stdio_answers_bad_lines_and_every_request_read_before_stdin_closed(config_file):
+    """A raw client on the wire: lines that are not JSON-RPC get JSON-RPC's error (with the
+    line's id when it has one) and a warning, the session goes on, and requests written just
+    before stdin closes are all answered, the search included."""
+    def line(id_, method, **params):
+        return json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params})
+
+    hello = line(1, "initialize", protocolVersion="2025-11-25", capabilities={},
+                 clientInfo={"name": "raw", "version": "1"})
+    lines = [hello, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             "this is not json", "[1, 2]", json.dumps({"jsonrpc": "2.0", "id": 3}),
+             line(4, "tools/list"), line(5, "tools/call", name="search", arguments={"query": "stripe webhook"}),
+             line(6, "tools/call", name="get_item", arguments={"item_id": 4})]
+    params = stdio_params(config_file)
+    proc = subprocess.run([params.command, *params.args], input="\n".join(lines) + "\n", env=params.env,
+                          cwd=params.cwd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    answers = [json.loads(raw) for raw in proc.stdout.splitlines()]
+    errors = [a["error"]["code"] for a in answers if "error" in a]
+    assert errors == [-32700, -32600, -32600]
+    assert [a["id"] for a in answers if "error" in a] == [None, None, 3]
+    results = {a["id"]: a["result"] for a in answers if "result" in a}
+    assert set(results) == {1, 4, 5, 6}
+    assert {t["name"] for t in results[4]["tools"]} == TOOLS
+    hits = json.loads(results[5]["content"][0]["text"])["items"]
+    assert {1, 2} <= {h["id"] for h in hits}
+    assert json.loads(results[6]["content"][0]["text"])["project"] == "billing"
+    assert proc.stderr.count("refused a line on stdin") == 3
 
 
 # -- under load -------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Hook latency: what an agent waits for at session start and on the first prompt, as a device
 runs it (`python3 -I -S jezero_hook.py ...` in a fresh process, its payload on stdin), against a
-real `jezero serve` on 127.0.0.1 over a large library; then with the server down and with a
-server that accepts connections and never answers (every hook must return within its 2.5 s
-budget, exit 0, and write nothing on stderr). See README.md for the figures.
+real `jezero serve` on 127.0.0.1 over a large library; then through a proxy that answers every
+request a second late, with the server down, and with a server that accepts connections and never
+answers (every hook must return within its 2.5 s budget, exit 0, and write nothing on stderr).
+See README.md for the figures.
 
     .venv/bin/python benchmarks/hooks/bench.py                # 100,000 items, 100 runs of each hook
     .venv/bin/python benchmarks/hooks/bench.py --items 20000 --runs 50
@@ -81,6 +82,60 @@ def serve(work: Path, lib: Path, engine: str) -> tuple[subprocess.Popen, str]:
             time.sleep(0.1)
     proc.kill()
     raise SystemExit("jezero serve did not start")
+
+
+SLOW_S = 1.0  # a server this slow still answers within the hooks' 2.5 s
+SLOW_RUNS = 20
+
+
+def slow_proxy(upstream: str, delay: float):
+    """A server in front of `upstream` that answers every request `delay` seconds late (the hooks
+    send one HTTP/1.0 request per connection). Returns its base URL and a function that stops it."""
+    host, port = upstream.rsplit("/", 1)[-1].split(":")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def relay(client: socket.socket) -> None:
+        with client:
+            client.settimeout(10)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = client.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            while len(body) < length:
+                chunk = client.recv(65536)
+                if not chunk:
+                    return
+                body += chunk
+            time.sleep(delay)
+            with socket.create_connection((host, int(port)), timeout=10) as up:
+                up.sendall(head + b"\r\n\r\n" + body)
+                while chunk := up.recv(65536):
+                    client.sendall(chunk)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=relay, args=(client,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+
+    def close() -> None:
+        stop.set()
+        listener.close()
+
+    return f"http://127.0.0.1:{listener.getsockname()[1]}", close
 
 
 def device(work: Path, server: str) -> dict[str, str]:
@@ -212,6 +267,17 @@ def main() -> None:
                     {"lanes": given["lanes"]} if "lanes" in given else {}))
                 calls[name + " cpu"].append((time.thread_time() - c0) * 1000)
         conn.close()
+        # A slow server: every request answered SLOW_S later (a proxy in front of the real one).
+        slow, stop_slow = slow_proxy(base, SLOW_S)
+        slow_env = device(work, slow)
+        shown_slow = added_slow = 0
+        for i in range(SLOW_RUNS):
+            done = run("slow session-start", "session-start", {"session_id": f"w{i}", "cwd": str(workdir)}, slow_env)
+            shown_slow += "Newest items" in done.stdout
+            text = " ".join(rng.sample(words, rng.randint(3, 8)))
+            done = run("slow prompt", "prompt", {"session_id": f"w{i}", "cwd": str(workdir), "prompt": text}, slow_env)
+            added_slow += bool(done.stdout.strip())
+        stop_slow()
         print(f"session start (timeline)            {figures(*rows['start'])}   newest items shown in {found}/{args.runs}")
         print(f"first prompt (search + rule)        {figures(*rows['prompt'])}   items added in {injected}/{args.runs}")
         print(f"later prompt (nothing to do)        {figures(*rows['later'])}")
@@ -221,6 +287,10 @@ def main() -> None:
         print(f"  in process: search, both lanes    {figures(calls['fused'])}   as the hook asked before")
         print(f"  search() alone, CPU: items        {figures(calls['search cpu'])}")
         print(f"  search() alone, CPU: both lanes   {figures(calls['fused cpu'])}")
+        print(f"server slow ({SLOW_S:.1f} s), session-start {figures(*rows['slow session-start'])}   "
+              f"newest items shown in {shown_slow}/{SLOW_RUNS}")
+        print(f"server slow ({SLOW_S:.1f} s), prompt        {figures(*rows['slow prompt'])}   "
+              f"items added in {added_slow}/{SLOW_RUNS}")
     finally:
         proc.terminate()
         proc.wait(timeout=30)

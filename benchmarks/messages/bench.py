@@ -71,15 +71,46 @@ def cpu_ms(fn) -> float:
     return (time.thread_time() - c0) * 1000
 
 
-def measure(conn, queries, repeat: int) -> dict:
-    """Per query, the median of `repeat` runs of each variant, interleaved."""
-    variants = {
-        "items": lambda q, f: search(conn, q, lanes=("items",), **f),
-        "fused": lambda q, f: search(conn, q, **f),
-        "messages": lambda q, f: search(conn, q, lanes=("messages",), **f),
-        "recall": lambda q, f: recall(conn, q, projects=f.get("project"), source=f.get("source"),
-                                      since=f.get("since")),
-    }
+def engine_indexes(path: Path, engine: str) -> dict:
+    """Build the engine's derived indexes from the library (timed, CPU and wall), and their sizes."""
+    if engine == "fts5":
+        return {}
+    from jezero.store import engines
+
+    found = engines.engine_for(engine, path)
+    if found is None:
+        raise SystemExit(f"--engine {engine}: no installed plugin gives that engine")
+    out = {}
+    for name, index in (("items", found), ("messages", found.message_index)):
+        c0, w0 = time.process_time(), time.perf_counter()
+        if name == "items":  # the items alone (the engine's own catch_up also brings the messages)
+            from jezero_index_tantivy.index import DerivedIndex
+
+            written = DerivedIndex.catch_up(found, rebuild=True)
+        else:
+            written = index.catch_up(rebuild=True)
+        out[f"{name}_index"] = {"docs": written, "build_cpu_s": round(time.process_time() - c0, 1),
+                                "build_wall_s": round(time.perf_counter() - w0, 1),
+                                "mb": round(sum(f.stat().st_size for f in index.folder.iterdir()) / 1e6, 1)}
+    return out
+
+
+def measure(conn, queries, repeat: int, engines_: tuple[str, ...] = ("fts5",)) -> dict:
+    """Per query, the median of `repeat` runs of each variant, interleaved (each engine's variants
+    side by side: `<variant>` for fts5, `<variant>@<engine>` for another)."""
+    from jezero.config import SearchConfig
+
+    variants = {}
+    for engine in engines_:
+        o = SearchConfig(engine=engine)
+        at = "" if engine == "fts5" else f"@{engine}"
+        variants.update({
+            f"items{at}": lambda q, f, o=o: search(conn, q, lanes=("items",), options=o, **f),
+            f"fused{at}": lambda q, f, o=o: search(conn, q, options=o, **f),
+            f"messages{at}": lambda q, f, o=o: search(conn, q, lanes=("messages",), options=o, **f),
+            f"recall{at}": lambda q, f, o=o: recall(conn, q, projects=f.get("project"), source=f.get("source"),
+                                                    since=f.get("since"), options=o),
+        })
     times: dict[str, list[tuple[str, float]]] = {v: [] for v in variants}
     for fn in variants.values():  # warm the page cache and the per-process caches once
         for cls, q, f in queries[:20]:
@@ -97,7 +128,10 @@ def measure(conn, queries, repeat: int) -> dict:
         out[v] = {"p50": round(search_bench.pct(all_ms, 50), 2), "p99": round(search_bench.pct(all_ms, 99), 2),
                   "by_class_p50": {c: round(search_bench.pct([ms for k, ms in values if k == c], 50), 2)
                                    for c in search_bench.CLASSES}}
-    out["fused_over_items"] = {p: round(out["fused"][p] / out["items"][p], 2) for p in ("p50", "p99")}
+    for engine in engines_:
+        at = "" if engine == "fts5" else f"@{engine}"
+        out[f"fused_over_items{at}"] = {p: round(out[f"fused{at}"][p] / out[f"items{at}"][p], 2)
+                                        for p in ("p50", "p99")}
     return out
 
 
@@ -109,14 +143,18 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--tokenizers", action="store_true", help="compare the word-level and the trigram index")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--engine", action="append", default=None,
+                    help="search index engine(s) to measure, side by side: fts5 (default), tantivy; repeat it")
     args = ap.parse_args()
+    engines_ = tuple(dict.fromkeys(args.engine or ["fts5"]))
     report = {}
     for tok in (("word", "trigram") if args.tokenizers else ("word",)):
         path, meta = library(args.data, args.sessions, tok, args.rebuild)
+        indexes = {e: engine_indexes(path, e) for e in engines_ if e != "fts5"}
         conn = open_readonly(path)
         queries = search_bench.query_set(conn)
-        report[tok] = {"build": meta, "size": sizes(conn), "latency_ms": measure(conn, queries, args.repeat),
-                       "queries": len(queries)}
+        report[tok] = {"build": meta, "size": sizes(conn), "engine_indexes": indexes,
+                       "latency_ms": measure(conn, queries, args.repeat, engines_), "queries": len(queries)}
         conn.close()
         print(json.dumps({tok: report[tok]}, indent=1))
     if args.json:

@@ -951,10 +951,18 @@ class Bridge:
         self.session_id = None  # type: Optional[str]
 
     def write(self, message: Any) -> None:
-        line = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        line = json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n"
+        # MCP's stdio messages are UTF-8 whatever the locale: the bridge runs under -I, which
+        # ignores PYTHONUTF8 and PYTHONIOENCODING, and a Windows pipe's text default is the ANSI
+        # code page, which cannot hold every title.
+        raw = getattr(self.out, "buffer", None)
         with self._write_lock:
-            self.out.write(line + "\n")
-            self.out.flush()
+            if raw is not None:
+                raw.write(line.encode("utf-8"))
+                raw.flush()
+            else:
+                self.out.write(line)
+                self.out.flush()
 
     def _connection(self) -> Connection:
         import queue
@@ -1024,9 +1032,11 @@ class Bridge:
         self.write({"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32000, "message": text}})
 
     def run(self, stdin=None) -> int:
-        stdin = stdin or sys.stdin
+        stdin = stdin or getattr(sys.stdin, "buffer", sys.stdin)  # UTF-8 bytes, as write() sends
         threads = []  # type: List[threading.Thread]
         for line in stdin:
+            if isinstance(line, bytes):
+                line = line.decode("utf-8", "replace")
             line = line.strip()
             if not line:
                 continue

@@ -57,7 +57,7 @@ export const JezeroPlugin = async ({ directory }) => {
       try {
         config.mcp = config.mcp || {};
         if (!config.mcp.jezero) {
-          config.mcp.jezero = { type: "local", command: [PYTHON, CORE, "bridge"], enabled: true };
+          config.mcp.jezero = { type: "local", command: [PYTHON, "-I", "-S", CORE, "bridge"], enabled: true };
         }
       } catch {}
     },

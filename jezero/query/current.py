@@ -110,19 +110,29 @@ def distinctive_terms(conn: apsw.Connection, item: dict, pool: list[dict], token
         return terms
 
 
-def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
+def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str, *, may_move=None,
+                  move_share: float | None = None, placed: dict | None = None) -> list[dict]:
     """`hits` (best first) with, before each of the first ANCHORS hits, the newest later hit of
-    its project on its subject, if one is further down. Never raises: on any SQLite error (the
-    time budget included) the hits come back as they were."""
+    its project on its subject, if one is further down. `may_move(hit, anchor)`, when given, is
+    one more condition a hit must meet to move before an anchor, and `move_share` the share of
+    the anchor's subject relevance it needs instead of MOVE_SHARE (the fused search gives both:
+    fused.py, where a transcript test guards the move too); `placed`, when given, receives
+    {moved hit's id: the anchor's id} for each move. Never raises: on any SQLite error (the time
+    budget included) the hits come back as they were."""
     if len(hits) < 2:
         return hits
     try:
-        return _reorder(conn, list(hits), tokenizer)
+        moves: dict = {}
+        out = _reorder(conn, list(hits), tokenizer, may_move, moves, move_share)
     except apsw.Error:
         return hits
+    if placed is not None:
+        placed.update(moves)
+    return out
 
 
-def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[dict]:
+def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str, may_move=None,
+             moves: dict | None = None, move_share: float | None = None) -> list[dict]:
     checked: set[int] = set()
     texts: _Texts | None = None
     i = 0
@@ -132,7 +142,7 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
             i += 1
             continue
         checked.add(anchor["id"])
-        newer = [h for h in hits[i + 1:] if _may_move(h, anchor)]
+        newer = [h for h in hits[i + 1:] if _may_move(h, anchor) and (may_move is None or may_move(h, anchor))]
         if not newer:
             i += 1
             continue
@@ -140,7 +150,8 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
             texts = _Texts(conn, [h["id"] for h in hits], tokenizer)
         relevance = _subject_relevance(conn, anchor, [anchor, *newer], texts, tokenizer)
         own = relevance.get(anchor["id"], 0.0)
-        on_subject = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= MOVE_SHARE * own]
+        share = MOVE_SHARE if move_share is None else move_share
+        on_subject = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= share * own]
         on_subject = _on_distinctive_subject(conn, anchor, on_subject, hits, texts, tokenizer)
         if not on_subject:
             i += 1
@@ -148,6 +159,8 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str) -> list[di
         current = max(on_subject, key=lambda h: (h["occurred_at"], h["id"]))
         hits.remove(current)
         hits.insert(i, current)
+        if moves is not None:
+            moves[current["id"]] = anchor["id"]
         if "explain" in current:
             current["explain"]["placed"] = {"rule": "current_first", "before": anchor["id"],
                                             "subject_share": relevance[current["id"]] / own}

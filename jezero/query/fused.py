@@ -7,10 +7,11 @@ transcript. search() therefore ranks twice and fuses:
 - the items lane is search as it always was (BM25 over the item fields, times recency);
 - the messages lane ranks sessions by their transcripts. For each ranking term (not a stop word,
   terms.is_stop_word, nor under three characters, unless quoted), FTS5 scores every message
-  holding it with bm25 for that term alone (its IDF, its frequency in the message, the message's
-  length); a session scores, per term, its best message's score, summed over the terms it holds.
-  So a session holding more of the query's rarer words comes first, and a word said in one short
-  message counts more than the same word lost in a long log. The session is shown by its best
+  holding it with bm25 for that term alone (its frequency in the message, the message's length),
+  its IDF counted over sessions (SESSION_IDF); a session scores, per term, its best message's
+  score, summed over the terms it holds, times the IDF-weighted share of the query's words it
+  holds to COVERAGE_POWER. So a session holding more of the query's rarer words comes first, and
+  a word said in one short message counts more than the same word lost in a long log. The session is shown by its best
   message (the highest sum over its terms). A word also matches its other English forms
   (terms.word_forms). A term in more than LANE_MAX_ROWS messages is read at its newest
   LANE_MAX_ROWS (what passes the filters), each scored alike: older sessions holding only that
@@ -22,7 +23,8 @@ transcript. search() therefore ranks twice and fuses:
 
 Fusion is weighted reciprocal rank fusion over sessions (fuse(), a list of lanes, so a third
 lane is one more Ranked): score = sum over lanes of weight * gate / (RRF_K + rank), rank counted
-from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT. The items lane weighs its
+from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT times its separation (below;
+its terms weighed by the sessions that hold them, SESSION_IDF). The items lane weighs its
 separation (how far its first score stands above its SEPARATION_DEPTH-th: a lane whose hits all
 score alike says little), and each of its sessions is gated by the messages lane's evidence for
 it, (that session's messages score / the lane's best) ** GATE_POWER. In small talk every item's
@@ -38,12 +40,13 @@ decides.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import apsw
 
-from jezero.query import bm25
+from jezero.query import bm25, current, stats
 from jezero.query import messages as mq
 from jezero.query.common import Hits, budget, fetch_hits
 from jezero.query.errors import QueryError
@@ -75,6 +78,48 @@ GATE_POWER = 4
 # MRR@10 0.876 -> 0.892, the chats unchanged (benchmarks/retrieval/README.md).
 CURRENT_EVIDENCE = 0.25
 UNHELD_GATE = 0
+# A revision the items lane's current-first placed before an older hit of its subject (current.py)
+# takes that hit's gate when it is higher: its own transcript is short and says the new choice in
+# other words, and the gate would drop it out of the fused list before the fused current-first
+# could see it. Half A: 2.445 without, 2.465 with (chats R@10 0.519 -> 0.538).
+INHERIT_GATE = True
+# The fused current-first moves a newer hit before an anchor only when its transcript holds every
+# name of the query the anchor's transcript holds (NAMES_RULE: a term with digits or punctuation,
+# or quoted: `--clean`, `tripdata_nightly`, `app/services/pdf.py`), and at least CURRENT_COVERAGE
+# of the anchor's query terms. A query naming a command, a file or a flag asks where it was, not
+# what is current; and a newer session holding one of the anchor's three words is not on its
+# subject for this query. Measured on the benchmark: every wrong move (Expo prebuild, `airflow dags
+# test`, `app/services/pdf.py`, two paraphrases) lacked a name or held at most a third of the
+# anchor's terms; the right ones held half or more. Half A: without the names rule 2.447, without
+# coverage 2.456, both 2.465; coverage 0.34, 0.5 and 0.67 tie on A (0.5 kept, the middle).
+NAMES_RULE = True
+CURRENT_COVERAGE = 0.5
+# With that transcript test as a second guard, the fused current-first needs only later()'s
+# subject share (current.SELF_SHARE), not search's stricter MOVE_SHARE: the TLS revision (0.19 of
+# the certbot session's subject) now moves. Half A: 2.474 at MOVE_SHARE, 2.483 at SELF_SHARE and
+# at 0.1 (coding A MRR@10 0.936 -> 0.945); half B unchanged.
+FUSED_MOVE_SHARE = current.SELF_SHARE
+# The messages lane weighs each term by the sessions that hold it (SESSION_IDF), not by the
+# messages: a session repeats its own subject through many messages (`backfill` in 105 messages of
+# 2 sessions read as more common than `total`, said once in each of 22). Each term's bm25 is
+# rescaled by idf(sessions holding it) / idf(messages holding it); a common term (read at its
+# newest LANE_MAX_ROWS) counts as held by at least LANE_MAX_ROWS x sessions / messages sessions,
+# as its message IDF already assumes. Half A: 2.454 without, 2.465 with (coding R@5 0.954 -> 0.972
+# over both halves).
+SESSION_IDF = True
+# A session's score is multiplied by the share of the query's words it holds, each word weighed by
+# its IDF over sessions, to this power: a session holding all three of `k3s cluster upgrade` in a
+# long transcript came below one holding `cluster` and `upgrade` in short messages. Half A: none
+# 2.465; IDF-weighted share, power 0.5: 2.474, power 1: 2.455, power 2: 2.453; the plain count
+# of words, power 1: 2.474 (a tie with 0.5 IDF-weighted, which was kept: a missing rare word
+# should cost more than a missing common one; the plain count took `weather join returns nulls
+# ...` from 3rd to 9th, the session holding only `weather`).
+COVERAGE_POWER = 0.5
+# The messages lane weighs its separation (as the items do, power MESSAGES_SEPARATION): a lane
+# whose first sessions all score alike (every chat session holds `dog` and `trip`) says little
+# about which comes first. Half A: 2.426 without, 2.465 with power 1 (power 2: 2.456); chats R@10
+# 0.492 -> 0.539, long chats R@5 0.886 -> 0.867.
+MESSAGES_SEPARATION = 1
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -89,6 +134,10 @@ PHRASE_MAX_ROWS = 10_000
 LANE_MIN_CHARS = 3
 # Sessions taken from each lane.
 LANE_SESSIONS = 50
+# Items taken from the items lane (its limit; more cost an items search: its rare-term rows and
+# its current-first over every hit). Half A: 50 and 30 score alike (2.483; half B too), 20 2.445,
+# 10 2.311; 30 cut the fused search's mean CPU at 10,000 sessions from 12.6 to 11.6 ms.
+ITEMS_SESSIONS = 30
 
 
 def check_lanes(lanes, *, vectors: bool = False) -> tuple[str, ...]:
@@ -123,10 +172,12 @@ class LaneHit:
 
 
 def message_lane(conn: apsw.Connection, query: str, *, sources, source, project, since, time_budget_ms: int,
-                 sessions: int = LANE_SESSIONS) -> Hits:
+                 sessions: int = LANE_SESSIONS, engine: str | None = None) -> Hits:
     """Sessions ranked by their messages (see the module docstring): for each ranking term, FTS5's
     bm25 of every message holding it (its newest LANE_MAX_ROWS); a session scores its best
-    message's per term, summed over the terms it holds. Shown by its best message."""
+    message's per term, summed over the terms it holds. Shown by its best message. With a derived
+    index `engine` (tantivy), its messages index reads the terms by the same rules
+    (messages.engine_term_matches; its BM25 for the words below LANE_MAX_ROWS)."""
     if not mq.has_messages(conn):
         return Hits()
     terms = mq.terms_for(conn, query)
@@ -136,11 +187,18 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                                 include_tools=True, include_subagents=True, since=since)
     with budget(conn, time_budget_ms):
         try:
-            left_out, capped = [], []
             total = mq.message_count(conn)
-            per_term: list[tuple[str, list[tuple]]] = []
-            for t in terms:
-                if is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact):
+            sessions_n = stats.index_stats(conn).rows
+            answered = mq.engine_term_matches(conn, engine, [t for t in terms if _ranking(t)], filters, LANE_MAX_ROWS,
+                                              PHRASE_MAX_ROWS,
+                                              bm25.idf(total, LANE_MAX_ROWS) if total > LANE_MAX_ROWS else None)
+            per_term: list[tuple[str, list[tuple]]]
+            per_term, left_out, capped = answered if answered is not None else ([], [], [])
+            # how many messages hold each term, up to LANE_MAX_ROWS (for its IDF over sessions); the
+            # engine's matches are already filtered, so a filtered search counts the filtered ones
+            held_by = {text: LANE_MAX_ROWS if text in capped else len(found) for text, found in per_term}
+            for t in terms if answered is None else ():
+                if not _ranking(t):
                     continue  # "did", "where", "de", "on": they say nothing about which session is meant
                 if len(t.key) > 1 and not _cheap_phrase(conn, t.key):
                     left_out.append(t.text)  # a phrase of common words: see the module docstring
@@ -152,13 +210,25 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 found = mq.term_matches(conn, t, filters, LANE_MAX_ROWS,
                                         bm25.idf(total, LANE_MAX_ROWS) if common else None)
                 if found:
+                    held_by[t.text] = min(held, LANE_MAX_ROWS)
                     per_term.append((t.text, found))
+            weights: dict[str, float] = {}  # each term's IDF over sessions, for coverage
+            for i, (text, found) in enumerate(per_term):
+                found, weights[text] = _by_sessions(found, held_by[text], total, sessions_n)
+                per_term[i] = (text, found)
             scored = _scores(per_term)
+            whole = sum(weights.values())
+            if COVERAGE_POWER and whole > 0:
+                # a session missing the query's rarer words gives way (COVERAGE_POWER)
+                scored = [(key, score * (sum(weights[t] for t in by_term) / whole) ** COVERAGE_POWER, by_term)
+                          for key, score, by_term in scored]
             ranked = _rank_sessions(scored, sessions)
             shown = mq.rows(conn, [best for best, _, _ in ranked], mq.MessageFilters(include_tools=True,
                                                                                       include_subagents=True))
             out = Hits()
             out.evidence = {key: score for key, score, _ in scored}  # for the items' gate
+            out.held = {key: by_term.keys() for key, _, by_term in scored}  # the terms each transcript holds
+            out.names = frozenset(t.text for t in terms if t.part_of is None and _is_name(t))
             for best, score, matched in ranked:
                 m = shown.get(best)
                 if m is None:
@@ -170,6 +240,37 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             out = Hits()  # out of work: the items lane answers alone
             out.cut = True
             return out
+
+
+def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int) -> tuple[list[tuple], float]:
+    """The term's matches with bm25's IDF over messages replaced by its IDF over sessions
+    (SESSION_IDF), and that IDF: `held` messages of `total` hold it, the sessions are those of
+    `found`, `sessions_n` the library's items."""
+    if not sessions_n or not total:
+        return found, 1.0
+    seen = len({(r[1], r[2]) for r in found})
+    if held >= LANE_MAX_ROWS:
+        seen = max(seen, LANE_MAX_ROWS * sessions_n / total)
+    by_sessions = bm25.idf(sessions_n, min(seen, sessions_n))
+    if not SESSION_IDF:
+        return found, by_sessions
+    factor = by_sessions / bm25.idf(total, held)
+    return [(mid, source, sid, rel * factor) for mid, source, sid, rel in found], by_sessions
+
+
+_NONE = frozenset()
+_PLAIN_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _is_name(term) -> bool:
+    """A term written as a name, not as a plain word: quoted, or holding digits or punctuation
+    (`--clean`, `tripdata_nightly`, `app/services/pdf.py`, `2019-2024`)."""
+    return term.exact or not _PLAIN_WORD.fullmatch(term.text)
+
+
+def _ranking(t) -> bool:
+    """Whether the lane ranks by this term (not a stop word, nor a short unquoted word)."""
+    return not (is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact))
 
 
 def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, str], float, dict]]:
@@ -247,11 +348,29 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
     if lane and evidence:
         best = -lane[0].match.bm25
         gate = {key: (evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
+        if INHERIT_GATE:
+            by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
+            for moved, anchor in getattr(item_hits, "placed", {}).items():
+                m, a = by_id.get(moved), by_id.get(anchor)
+                if m in gate and a in gate:
+                    gate[m] = max(gate[m], gate[a])
     return Ranked("items", separation([h.get("score") or 0.0 for h in item_hits]), keys, shown, gate)
 
 
+def lane_separation(lane) -> float:
+    """separation() of the messages lane's session scores."""
+    scores = sorted((-x.match.bm25 for x in lane), reverse=True)
+    if not scores or scores[0] <= 0:
+        return 0.0
+    below = scores[min(SEPARATION_DEPTH, len(scores)) - 1] if len(scores) > 1 else 0.0
+    return (scores[0] - below) / scores[0]
+
+
 def messages_ranked(lane: list[LaneHit]) -> Ranked:
-    return Ranked("messages", MESSAGES_WEIGHT, [(x.source, x.session_id) for x in lane], list(lane))
+    weight = MESSAGES_WEIGHT
+    if MESSAGES_SEPARATION and lane:
+        weight *= lane_separation(lane) ** MESSAGES_SEPARATION
+    return Ranked("messages", weight, [(x.source, x.session_id) for x in lane], list(lane))
 
 
 def vectors_ranked(near) -> Ranked:
@@ -328,12 +447,12 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
 def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: Callable[[int], list[dict]], *,
            sources, source, project, since, limit: int, time_budget_ms: int, explain: bool,
            reorder: Callable[[list[dict]], list[dict]] | None = None,
-           vectors_lane: Callable[[], list] | None = None) -> list[dict]:
+           vectors_lane: Callable[[], list] | None = None, engine: str | None = None) -> list[dict]:
     """The fused search; `items_lane(n)` runs the items search for its best n hits, `reorder` is
     the items' current-first rule (current.py), applied again to the fused order (below);
     `vectors_lane()` the semantic lane (query/vectors.py), when "vectors" is chosen."""
     lane = message_lane(conn, query, sources=sources, source=source, project=project, since=since,
-                        time_budget_ms=time_budget_ms) if "messages" in lanes else Hits()
+                        time_budget_ms=time_budget_ms, engine=engine) if "messages" in lanes else Hits()
     near = vectors_lane() if vectors_lane is not None and VECTORS in lanes else ()
     notes = (near.off,) if getattr(near, "off", None) else ()
     ranked = [messages_ranked(lane)] + ([vectors_ranked(near)] if near else [])
@@ -341,7 +460,7 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
         hits = Hits(fuse(conn, ranked, limit, explain=explain))
         hits.cut, hits.notes = lane.cut, notes
         return hits
-    item_hits = items_lane(max(limit, LANE_SESSIONS))
+    item_hits = items_lane(max(limit, ITEMS_SESSIONS))
     fused = fuse(conn, [items_ranked(item_hits, lane)] + ranked, limit, explain=explain)
     hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False)
@@ -350,12 +469,16 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
 
 
 def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
-                  reorder: Callable[[list[dict]], list[dict]]) -> list[dict]:
+                  reorder: Callable[[list[dict], Callable | None, float], list[dict]]) -> list[dict]:
     """The current decision first, over the fused order. The messages lane places the first
     session of a decision chain high (it states the subject at length, in the words people ask
     with), above the short revision the items lane had moved first. The rule (current.py) weighs
     items' relevance, so each hit carries its session's items score while it runs; a session only
-    the messages found has none and is never displaced (its score reads as unbounded)."""
+    the messages found has none and is never displaced (its score reads as unbounded). A newer hit
+    moves only when its transcript holds CURRENT_EVIDENCE of the lane's best evidence, every name
+    of the query the anchor's transcript holds and CURRENT_COVERAGE of the anchor's query terms
+    (`reorder(hits, may_move, move_share)` checks the last two per pair, and the subject at
+    FUSED_MOVE_SHARE)."""
     evidence = getattr(lane, "evidence", None) if lane else None
     relevance: dict[tuple[str, str], float] = {}
     for h in item_hits:
@@ -365,7 +488,18 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     fused_score = {h["id"]: h["score"] for h in hits}
     for h in hits:
         h["score"] = relevance.get((h["source"], h["session_id"]), math.inf)
-    moved = reorder(hits)
+    held, names = (getattr(lane, "held", None), getattr(lane, "names", None)) if lane else (None, None)
+
+    def holds_enough(hit: dict, anchor: dict) -> bool:
+        """A newer hit moves only when its transcript holds every name of the query the anchor's
+        holds, and at least CURRENT_COVERAGE of the anchor's query terms."""
+        theirs = held.get((anchor["source"], anchor["session_id"]), _NONE)
+        ours = held.get((hit["source"], hit["session_id"]), _NONE)
+        if NAMES_RULE and not (theirs & names) <= ours:
+            return False
+        return not theirs or len(theirs & ours) >= CURRENT_COVERAGE * len(theirs)
+
+    moved = reorder(hits, holds_enough if held else None, FUSED_MOVE_SHARE if held else None)
     for h in moved:
         h["score"] = fused_score[h["id"]]
     return moved

@@ -21,7 +21,7 @@ import apsw
 from jezero.query.common import scope_conditions, time_conditions
 from jezero.query.errors import QueryError
 from jezero.query.terms import Term, match_expression, parse_terms, word_forms
-from jezero.store import varints
+from jezero.store import engines, varints
 from jezero.store.messages import MESSAGES_TOKENIZER, ROLES
 
 # Fields of a message row, in this order, as recall returns them.
@@ -181,6 +181,100 @@ def matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: in
             rows.sort(key=lambda r: (r[11], r[0]))
             rows = rows[:fetch]
     return [Match(*r[:11], r[11], i) for i, r in enumerate(rows)], [t.text for t in common]
+
+
+# -- through a derived index engine ([search] engine, e.g. tantivy) ----------------------------------
+
+# engine_matches(): with a minimum of messages per session (the one filter a derived index does
+# not hold), the engine is asked for this many times more matches until enough pass it.
+REFILL_GROWTH = 4
+REFILL_MAX = 100_000
+
+
+def request_for(terms: Sequence[tuple[str, ...]], filters: MessageFilters, order: str, limit: int,
+                phrase_rows: int | None = None, common_rows: int | None = None) -> engines.MessageRequest:
+    """`filters` as an engine reads them (everything but min_messages, which the caller checks)."""
+    if filters.roles is not None:
+        roles = tuple(filters.roles)
+    elif not filters.include_tools:
+        roles = tuple(r for r in ROLES if r != "tool")
+    else:
+        roles = None
+    return engines.MessageRequest(
+        terms=tuple(tuple(t) for t in terms),
+        sources=tuple(filters.sources) if filters.sources is not None else None, source=filters.source,
+        projects=tuple(filters.projects) if filters.projects is not None else None, roles=roles,
+        subagents=filters.include_subagents, since=filters.since, before=filters.before, order=order, limit=limit,
+        phrase_rows=phrase_rows, common_rows=common_rows)
+
+
+def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters, fetch: int,
+                   order: str = "relevance") -> list[Match] | None:
+    """matches() and cover() answered by the configured index engine: the first `fetch` messages
+    holding any of `terms` (each literal, as written) that pass `filters`, in `order`, each with
+    its coverage; None when the engine is FTS5 or cannot answer (then FTS5 does). Every match
+    is ranked (the engine's top matches are exact: no RANK_CAP)."""
+    if not engine or engine == engines.BUILTIN or not terms:
+        return None
+    limit = fetch
+    while True:
+        answer = engines.messages(conn, engine, request_for([(t.text,) for t in terms], filters, order, limit))
+        if answer is None:
+            return None
+        # The library's own rows, through the same filters: a message deleted since the index
+        # caught up (a reader's older snapshot) is dropped, and min_messages applies here.
+        shown = rows(conn, [mid for mid, _, _ in answer], filters)
+        kept = [(shown[mid], score, mask) for mid, score, mask in answer if mid in shown]
+        if len(kept) >= fetch or len(answer) < limit or filters.min_messages <= 1 or limit >= REFILL_MAX:
+            break
+        limit = min(limit * REFILL_GROWTH, REFILL_MAX)
+    out = []
+    for rank, (m, score, mask) in enumerate(kept[:fetch]):
+        m.bm25 = -score  # FTS5's sign: less is better
+        m.bm25_rank = rank if order == "relevance" else -1
+        m.matched = [t.text for i, t in enumerate(terms) if mask >> i & 1]
+        m.coverage = len(m.matched)
+        out.append(m)
+    return out
+
+
+def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters,
+                        cap: int, phrase_rows: int | None = None,
+                        common_relevance: float | None = None) -> tuple[list, list[str], list[str]] | None:
+    """The lane's term_matches() for every term at once, answered by the configured index engine:
+    per term (a single word also in its other forms, terms.word_forms), its `cap` best messages
+    by BM25 for that term alone that pass `filters`, as (term text, [(id, source, session_id,
+    relevance)]). A word in more than `cap` messages is common, when `common_relevance` is given:
+    its `cap` newest messages each score that, as on FTS5. A
+    phrase whose words are in more than `phrase_rows` messages together is left out (as the
+    FTS5 lane leaves it out). Returns (those per term, the phrases left out, the common words);
+    None when the engine is FTS5 or cannot answer (then FTS5 does)."""
+    if not engine or engine == engines.BUILTIN:
+        return None
+    if not terms:
+        return [], [], []
+    alternatives = [(t.key[0], *word_forms(t.key[0])) if len(t.key) == 1 and not t.exact else (t.text,)
+                    for t in terms]
+    answer = engines.messages(conn, engine, request_for(alternatives, filters, "per_term", cap, phrase_rows,
+                                                        cap if common_relevance is not None else None))
+    if answer is None:
+        return None
+    left_out = [t.text for t, found in zip(terms, answer) if found is None]
+    answer = [found or [] for found in answer]
+    common = [t.text for t, found in zip(terms, answer) if found and found[0][2] is None]
+    items = sorted({item for found in answer for _, item, _ in found})
+    sessions = {}
+    for chunk in range(0, len(items), 900):
+        part = items[chunk:chunk + 900]
+        sessions.update((r[0], (r[1], r[2])) for r in conn.execute(
+            f"SELECT id, source, session_id FROM items WHERE id IN ({','.join('?' * len(part))})", part))
+    out = []
+    for t, found in zip(terms, answer):
+        kept = [(mid, *sessions[item], common_relevance if score is None else score)
+                for mid, item, score in found if item in sessions]
+        if kept:
+            out.append((t.text, kept))
+    return out, left_out, common
 
 
 def _common(conn: apsw.Connection, term: Term) -> bool:

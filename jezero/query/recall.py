@@ -27,6 +27,13 @@ every match. A term in more than RANK_CAP (5,000) messages is therefore ranked a
 most recently stored matches, while every match of the rarer terms is ranked; `explain.candidates`
 says when that happened. Below that, every match is ranked.
 
+With a derived index engine (`[search] engine = "tantivy"`), its messages index does the
+matching (and the coverage of each match) with the same filters before the cut and the same
+placing rules; its top matches are exact, so nothing is capped. A boolean expression (FTS5's
+language) and cross-project discovery stay on FTS5, and FTS5 answers whenever the engine cannot
+(behind, broken); `explain.engine` names which one matched. Snippets, windows, lineage and the
+routine tier read the library itself, whatever the engine.
+
 Each hit carries its session's lineage root (parent links followed up to MAX_LINEAGE_HOPS), a
 snippet, and, when `window` > 0, a window of that many messages either side; windows of one
 session that overlap are merged into one, listing every anchor it holds.
@@ -150,16 +157,21 @@ def recall(
         try:
             if discover:
                 return _discover(conn, expr, terms, filters)
-            return _recall(conn, expr, terms, filters, boolean is not None, order, lim, width)
+            return _recall(conn, expr, terms, filters, boolean is not None, order, lim, width, opts.engine)
         except apsw.InterruptError:
             return {**empty, "terms": [t.text for t in terms], "timed_out": True}
 
 
-def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict:
+def _recall(conn, expr, terms, filters, is_boolean, order, limit, width, engine=None) -> dict:
     fetch = min(max(limit * OVERFETCH, MIN_FETCH), MAX_FETCH)
-    found, capped = mq.matches(conn, expr, filters, fetch, order, terms)
-    if not is_boolean:
-        mq.cover(conn, found, terms)
+    # The configured index engine answers the matching (a boolean expression is FTS5's language:
+    # FTS5 answers it); None when it cannot, and FTS5 does.
+    found = None if is_boolean else mq.engine_matches(conn, engine, terms, filters, fetch, order)
+    answered_by, capped = (engine, []) if found is not None else ("fts5", None)
+    if found is None:
+        found, capped = mq.matches(conn, expr, filters, fetch, order, terms)
+        if not is_boolean:
+            mq.cover(conn, found, terms)
     if order != "relevance":
         method = NEWEST if order == "newest" else OLDEST
     elif is_boolean:
@@ -190,6 +202,7 @@ def _recall(conn, expr, terms, filters, is_boolean, order, limit, width) -> dict
                 "recency": 1 if method in (NEWEST, OLDEST) else 0, "lineage_capped": lineage_capped,
                 "candidates": (f"every match of the rarer terms; of {', '.join(capped)}, the {mq.RANK_CAP} most "
                                "recent matches" if capped else "every match"),
+                "engine": answered_by,
             },
         })
     windows = bookend_windows(conn, found, width, filters.include_tools) if width else []

@@ -154,13 +154,18 @@ def search(
     return _current_first(conn, hits, opts) if current_first else hits
 
 
-def _current_first(conn, hits: list[dict], options: SearchConfig) -> list[dict]:
-    """current.current_first over an items ranking, keeping whether the search was cut."""
+def _current_first(conn, hits: list[dict], options: SearchConfig, may_move=None,
+                   move_share: float | None = None) -> list[dict]:
+    """current.current_first over an items ranking, keeping whether the search was cut; the
+    result's `placed` is {moved hit's id: the id of the hit it was placed before}."""
     if len(hits) < 2 or getattr(conn, "ranker", None) is not None:  # current.py reads FTS5's own tables
         return hits
+    placed: dict = {}
     with budget(conn, options.time_budget_ms):
-        moved = Hits(current.current_first(conn, hits, library_tokenizer(conn)))
+        moved = Hits(current.current_first(conn, hits, library_tokenizer(conn), may_move=may_move,
+                                           move_share=move_share, placed=placed))
     moved.cut = getattr(hits, "cut", False)
+    moved.placed = placed
     return moved
 
 
@@ -221,8 +226,10 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
     return fused.search(conn, query, lanes, items_lane, sources=sources, source=source or None,
                         project=project or None, since=since_text, limit=limit,
                         time_budget_ms=options.time_budget_ms, explain=explain,
-                        reorder=(lambda hits: _current_first(conn, hits, options)) if current_first else None,
-                        vectors_lane=vectors_lane if semantic is not None else None)
+                        reorder=(lambda hits, may_move, move_share: _current_first(conn, hits, options, may_move,
+                                                                                    move_share))
+                        if current_first else None,
+                        vectors_lane=vectors_lane if semantic is not None else None, engine=options.engine)
 
 
 def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now, weight, prune) -> list[dict]:

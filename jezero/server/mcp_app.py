@@ -367,4 +367,6 @@ def serve_stdio(
 ) -> None:
     """Serve one local agent over stdin/stdout until it closes them. No key: the local user reads
     every source, or the sources of the configured client named by `client`."""
-    build_mcp_server(source, client=client, connections=connections, readers=readers).run("stdio")
+    from jezero.server import stdio
+
+    stdio.serve(build_mcp_server(source, client=client, connections=connections, readers=readers))

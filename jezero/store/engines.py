@@ -52,10 +52,48 @@ class Request:
     pool: int
 
 
+@dataclass(frozen=True)
+class MessageRequest:
+    """What an engine's messages index must answer (recall, and search's messages lane).
+
+    `terms`: each query term as its alternatives (texts as written; a text of several words is a
+    phrase), any of which matches it: recall's literal term is one alternative, the lane's word
+    also lists its other forms. The filters apply before the cut: `roles` None is every role;
+    `subagents` False leaves out the messages of sessions with a parent; since inclusive, before
+    exclusive (stored UTC text).
+
+    `order`: "relevance" (BM25 of the OR of the terms, best first), "newest" / "oldest" (time,
+    ties by message id the same way), or "per_term" (each term ranked alone: the lane)."""
+
+    terms: tuple[tuple[str, ...], ...]
+    sources: tuple[str, ...] | None
+    source: str | None
+    projects: tuple[str, ...] | None
+    roles: tuple[str, ...] | None
+    subagents: bool
+    since: str | None
+    before: str | None
+    order: str
+    limit: int
+    # "per_term": a term read as a phrase whose words are in more than this many messages
+    # together is not looked up (its slot is None); None: every phrase is.
+    phrase_rows: int | None = None
+    # "per_term": a term whose words are in more than this many messages (before the filters) is
+    # common: its matches come with the score None (the caller scores them alike); None: none is.
+    common_rows: int | None = None
+
+
 class IndexEngine(Protocol):
     def candidates(self, conn: apsw.Connection, request: Request) -> list[tuple[int, float, str]] | None:
         """(item id, relevance, occurred_at) of the `pool` best matches, best first; None when the
         engine cannot answer from the library's current state (FTS5 answers instead)."""
+
+    # Optional (an engine without it leaves the messages to FTS5):
+    # def message_matches(self, conn, request: MessageRequest) -> list | None:
+    #     order "relevance"/"newest"/"oldest": [(message id, score, mask of the terms it holds)],
+    #     best first, at most `limit`; "per_term": per term, [(message id, item id, score)], best
+    #     first, at most `limit` each (None for a phrase over `phrase_rows`; score None for a term
+    #     over `common_rows`). None when it cannot answer from the library's state.
 
     def catch_up(self, rebuild: bool = False) -> int:
         """Apply the library's changes the index lacks (everything when `rebuild`); the number of
@@ -126,6 +164,23 @@ def pool(conn: apsw.Connection, engine: str, terms, filters, size: int) -> list[
         return found.candidates(conn, request)
     except Exception as e:  # a broken derived index must not cost the answer: FTS5 still has it
         _warn_once(f"search engine {engine!r} failed ({type(e).__name__}: {e}); fts5 answers instead")
+        return None
+
+
+def messages(conn: apsw.Connection, engine: str, request: MessageRequest) -> list | None:
+    """The messages layer's seam: the configured engine's answer to `request`, or None for FTS5
+    (the built-in path; also when the engine has no messages index, is behind or failed)."""
+    if not engine or engine == BUILTIN:
+        return None
+    filename = getattr(conn, "filename", "") or ""
+    found = engine_for(engine, filename) if filename else None
+    answer = getattr(found, "message_matches", None)
+    if answer is None:
+        return None
+    try:
+        return answer(conn, request)
+    except Exception as e:  # a broken derived index must not cost the answer: FTS5 still has it
+        _warn_once(f"search engine {engine!r} failed on messages ({type(e).__name__}: {e}); fts5 answers instead")
         return None
 
 

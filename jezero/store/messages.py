@@ -11,6 +11,10 @@ deleted with it, retagged with it. The text is the item's, so it has been throug
 redactors before it reaches this table. Tool calls and results are messages of role "tool", cut
 to TOOL_MESSAGE_CHARS (head and tail: an error is often at the end), and any message to
 MESSAGE_CHARS, so that a session that printed megabytes does not make the index grow with it.
+
+A derived index engine (`[search] engine = "tantivy"`) keeps its own index of these rows beside
+the library, kept in step by the items' change log (`item_changes`): every write here happens
+with a write of its item, in the same transaction, so the item's change number covers it.
 """
 
 from __future__ import annotations

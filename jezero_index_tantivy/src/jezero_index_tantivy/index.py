@@ -182,22 +182,38 @@ def _covers(applied: Head | None, head: Head) -> bool:
     return applied is not None and applied.library == head.library and applied.seq >= head.seq
 
 
-class TantivyIndex:
-    """The derived index of one library file. Thread-safe; one per library per process."""
+class DerivedIndex:
+    """A tantivy index beside the library, kept in step with its change log (one per library per
+    process, thread-safe). The items index and the messages index (messages.py) are two of them:
+    each records, in the same tantivy commit as its documents, the change number it applied, so
+    that each can be behind, catch up or be rebuilt on its own, and neither answers from a state
+    the library never had. Subclasses say what a document is (`_add_all`, `_replace`)."""
 
-    def __init__(self, library: Path):
+    tokenizers: dict = {}
+
+    @property
+    def reader_catch_up(self) -> int:
+        """How many changed items a reader applies inline at most (read when used: tests lower it)."""
+        return READER_CATCH_UP
+
+    def __init__(self, library: Path, folder: Path, schema: tantivy.Schema):
         self.library = Path(library)
-        self.folder = folder_for(self.library)
-        self.schema = _schema()
-        self.words = _words_analyzer()
-        self.pairs = WordPairs(self.words)
-        self.use_pairs = True  # the benchmark turns it off to measure what the pairs gain
+        self.folder = folder
+        self.schema = schema
         self._lock = threading.Lock()
         self._index: tantivy.Index | None = None
         # (searcher, the change number its commit records), replaced as one: a reader must never
         # pair a searcher with another commit's number.
         self._state: tuple = (None, None)
         self._told_behind = False
+
+    def _add_all(self, writer, conn: apsw.Connection) -> int:
+        raise NotImplementedError
+
+    def _replace(self, writer, conn: apsw.Connection, item_id: int) -> int:
+        """Write the documents of item `item_id` as the library has it (none when it is gone),
+        after deleting its old ones; returns the documents written."""
+        raise NotImplementedError
 
     # -- keeping in step -------------------------------------------------------------------------
 
@@ -207,8 +223,10 @@ class TantivyIndex:
                 if not create:
                     return None
                 self.folder.mkdir(parents=True, exist_ok=True)
-            self._index = tantivy.Index(self.schema, path=str(self.folder), reuse=True)
-            self._index.register_tokenizer(_WORDS, self.words)
+            index = tantivy.Index(self.schema, path=str(self.folder), reuse=True)
+            for name, analyzer in self.tokenizers.items():
+                index.register_tokenizer(name, analyzer)
+            self._index = index
         return self._index
 
     def _refresh(self) -> None:
@@ -232,9 +250,9 @@ class TantivyIndex:
         """Apply the library's changes the index lacks, in one tantivy commit that also records
         the change number reached (so the commit and its number cannot part). Rebuilds from
         every item when asked, when the index is new, or when it was built from another library
-        (or from a later state: a library restored from a copy). Returns the items written, or -1
-        when more than `limit` would be needed. Raises ValueError when another process holds the
-        index's writer."""
+        (or from a later state: a library restored from a copy). Returns the documents written,
+        or -1 when more than `limit` changed items would be needed. Raises ValueError when
+        another process holds the index's writer."""
         with self._lock:
             return self._apply(rebuild, limit)
 
@@ -265,20 +283,11 @@ class TantivyIndex:
                 return -1
             writer = index.writer(heap_size=WRITER_HEAP, num_threads=0 if full else 1)
             try:
-                written = 0
                 if full:
                     writer.delete_all_documents()
-                    for row in conn.execute(_ITEM_SQL):
-                        writer.add_document(_document(row, self.pairs))
-                        written += 1
+                    written = self._add_all(writer, conn)
                 else:
-                    for item_id in changed:
-                        # (by query: a term of a Python int is taken as signed, and misses)
-                        writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "id", item_id))
-                        row = conn.execute(f"{_ITEM_SQL} WHERE id = ?", (item_id,)).fetchone()
-                        if row is not None:
-                            writer.add_document(_document(row, self.pairs))
-                            written += 1
+                    written = sum(self._replace(writer, conn, item_id) for item_id in changed)
                 writer.delete_documents_by_term("kind", "state")
                 state = tantivy.Document()
                 state.add_text("kind", "state")
@@ -303,7 +312,7 @@ class TantivyIndex:
 
         A search never waits for a catch-up already under way, in another thread or another
         process (the writer's follower): it answers from the state before it, which the library
-        had, as long as that is at most READER_CATCH_UP changes behind. Under a writer that
+        had, as long as that is at most `reader_catch_up` changes behind. Under a writer that
         commits several times a second, waiting made every search queue behind a tantivy commit
         (benchmarks/load/README.md)."""
         searcher, applied = self._current()
@@ -318,7 +327,7 @@ class TantivyIndex:
                 if _covers(applied, head):
                     return searcher
             try:
-                if self._apply(False, READER_CATCH_UP) < 0:
+                if self._apply(False, self.reader_catch_up) < 0:
                     if not self._told_behind:  # once per process, not once per search
                         self._told_behind = True
                         log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile",
@@ -332,14 +341,62 @@ class TantivyIndex:
         searcher, applied = self._current()
         return searcher if _covers(applied, head) else None
 
-    @staticmethod
-    def _before(searcher, applied: Head | None, head: Head):
+    def _before(self, searcher, applied: Head | None, head: Head):
         """The searcher of an older state of this library while someone else catches up, or None
         (FTS5 answers) when it is too far behind or of another library."""
         if (searcher is not None and applied is not None and applied.library == head.library
-                and applied.seq <= head.seq and head.seq - applied.seq <= READER_CATCH_UP):
+                and applied.seq <= head.seq and head.seq - applied.seq <= self.reader_catch_up):
             return searcher
         return None
+
+
+class TantivyIndex(DerivedIndex):
+    """The engine of one library file: its items index (this class) and its messages index
+    (`message_index`, messages.py), both kept in step with the library's change log."""
+
+    def __init__(self, library: Path):
+        super().__init__(library, folder_for(Path(library)), _schema())
+        self.words = _words_analyzer()
+        self.tokenizers = {_WORDS: self.words}
+        self.pairs = WordPairs(self.words)
+        self.use_pairs = True  # the benchmark turns it off to measure what the pairs gain
+        self._messages = None
+        self._messages_lock = threading.Lock()
+
+    @property
+    def message_index(self):
+        if self._messages is None:
+            from jezero_index_tantivy.messages import MessageIndex
+
+            with self._messages_lock:
+                if self._messages is None:
+                    self._messages = MessageIndex(self.library)
+        return self._messages
+
+    def catch_up(self, rebuild: bool = False, limit: int | None = None) -> int:
+        """Both indexes brought in step (see DerivedIndex.catch_up); the items written."""
+        written = super().catch_up(rebuild, limit)
+        self.message_index.catch_up(rebuild, limit)
+        return written
+
+    def message_matches(self, conn: apsw.Connection, request):
+        return self.message_index.matches(conn, request)
+
+    def _add_all(self, writer, conn: apsw.Connection) -> int:
+        written = 0
+        for row in conn.execute(_ITEM_SQL):
+            writer.add_document(_document(row, self.pairs))
+            written += 1
+        return written
+
+    def _replace(self, writer, conn: apsw.Connection, item_id: int) -> int:
+        # (by query: a term of a Python int is taken as signed, and misses)
+        writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "id", item_id))
+        row = conn.execute(f"{_ITEM_SQL} WHERE id = ?", (item_id,)).fetchone()
+        if row is None:
+            return 0
+        writer.add_document(_document(row, self.pairs))
+        return 1
 
     # -- answering -------------------------------------------------------------------------------
 

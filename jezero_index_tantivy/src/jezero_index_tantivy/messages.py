@@ -1,0 +1,378 @@
+"""The messages index beside a library: every stored message (the library's `messages` and
+`message_texts`, already redacted and bounded) as a tantivy document, for recall and search's
+messages lane when `[search] engine = "tantivy"`.
+
+It is a derived index of its own (`library.sqlite3.tantivy-messages-N/`), kept in step by the
+same change log as the items index: messages are written, replaced, retagged and deleted with
+their item, in the item's transaction, so an item's change number covers its messages too. A
+catch-up replaces the messages of each changed item; the state it reached is recorded in the same
+tantivy commit.
+
+Analysis is FTS5's `unicode61 remove_diacritics 2` as closely as tantivy's filters give it:
+words split on anything but letters and digits, lowercased, accents folded, no stems (recall is
+literal; the lane lists a word's other forms itself, as it does with FTS5). A term of several
+words is a phrase of them. BM25 is tantivy's (k1 1.2, b 0.75, as FTS5's bm25(); its IDF is
+ln(1 + (N - n + 0.5) / (n + 0.5)) where FTS5 takes the log without the 1 +), and the top
+matches of a term are found by block-max WAND without scoring every message a common word is in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import tantivy
+
+from jezero.plugin import MessageRequest, library_head
+from jezero_index_tantivy.index import DerivedIndex, micros
+
+# Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
+FORMAT = 2
+_WORDS = "jz_message_words"
+# Longer tokens are dropped (base64, hashes pasted whole): FTS5 keeps them, but nobody types one
+# longer than this, and they would make most of the term dictionary.
+MAX_TOKEN = 100
+# A reader catches up inline with the messages of at most this many changed items (about 49
+# messages each in benchmarks/messages' sessions, indexed at about 25,000 a second of CPU: 0.4 s
+# at most); past that the writer, or `jezero reindex`, does it and FTS5 answers meanwhile.
+READER_CATCH_UP = 200
+
+# A common term's newest messages (MessageIndex._newest): the id range first searched holds this
+# many times the share of the term's messages that should give `limit` of them, and grows this
+# many times while it holds fewer (filters, deleted ids).
+NEWEST_SLACK = 2
+NEWEST_GROWTH = 4
+# MessageIndex._top: the broad filters are checked on the query's best hits this many times
+# deeper than asked, then as many times deeper again while too few pass, up to this depth.
+POST_FACTOR = 4
+POST_MAX_DEPTH = 5000
+# A term whose words' doc_freq sum is within this many times the cap is counted exactly.
+NEAR_CAP = 4
+
+# Codes ordered so that the usual choices are one range: every role but tool (the default), all.
+ROLE_CODES = {"user": 0, "assistant": 1, "system": 2, "tool": 3}
+
+_MESSAGE_SQL = ("SELECT m.id, m.item_id, m.source, m.project, m.role, m.parent_session_id IS NOT NULL, m.at, t.text "
+                "FROM messages AS m JOIN message_texts AS t ON t.id = m.id")
+
+
+def folder_for(library: Path) -> Path:
+    return library.with_name(f"{library.name}.tantivy-messages-{FORMAT}")
+
+
+def _schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    # Signed integers: a term query of a Python int is taken as signed (an unsigned field misses).
+    b.add_integer_field("id", indexed=True, fast=True)
+    b.add_integer_field("item", indexed=True, fast=True)
+    b.add_integer_field("at", indexed=True, fast=True)  # microseconds since 1970
+    b.add_text_field("f_source", tokenizer_name="raw", index_option="basic")
+    b.add_text_field("f_project", tokenizer_name="raw", index_option="basic")
+    # Role and lineage as fast integers: a filter on them is a range checked per candidate, where
+    # a term filter intersected its long list (user, assistant and system: most of the messages)
+    # with every query's (a common word's search went from 1.8 to 4.8 ms with that filter).
+    b.add_integer_field("role", fast=True)  # ROLE_CODES
+    b.add_integer_field("sub", fast=True)  # 1: a subagent's session
+    b.add_text_field("words", tokenizer_name=_WORDS, index_option="position")
+    b.add_text_field("kind", tokenizer_name="raw", index_option="basic")  # "state": the one state document
+    b.add_text_field("state", stored=True)
+    return b.build()
+
+
+def words_analyzer() -> tantivy.TextAnalyzer:
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(MAX_TOKEN))
+            .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.ascii_fold()).build())
+
+
+def _document(row) -> tantivy.Document:
+    message_id, item_id, source, project, role, sub, at, text = row
+    doc = tantivy.Document()
+    doc.add_integer("id", message_id)
+    doc.add_integer("item", item_id)
+    doc.add_integer("at", micros(at))
+    doc.add_text("f_source", source)
+    if project is not None:
+        doc.add_text("f_project", project)
+    doc.add_integer("role", ROLE_CODES.get(role, ROLE_CODES["system"]))
+    doc.add_integer("sub", 1 if sub else 0)
+    doc.add_text("words", text)
+    return doc
+
+
+class MessageIndex(DerivedIndex):
+    """The messages of one library file, kept in step with its change log."""
+
+    @property
+    def reader_catch_up(self) -> int:
+        return READER_CATCH_UP
+
+    def __init__(self, library: Path):
+        library = Path(library)
+        super().__init__(library, folder_for(library), _schema())
+        self.words = words_analyzer()
+        self.tokenizers = {_WORDS: self.words}
+
+    def _add_all(self, writer, conn: apsw.Connection) -> int:
+        written = 0
+        for row in conn.execute(_MESSAGE_SQL):
+            writer.add_document(_document(row))
+            written += 1
+        return written
+
+    def _replace(self, writer, conn: apsw.Connection, item_id: int) -> int:
+        writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "item", item_id))
+        written = 0
+        for row in conn.execute(f"{_MESSAGE_SQL} WHERE m.item_id = ?", (item_id,)):
+            writer.add_document(_document(row))
+            written += 1
+        return written
+
+    # -- answering -------------------------------------------------------------------------------
+
+    def matches(self, conn: apsw.Connection, request: MessageRequest) -> list | None:
+        head = library_head(conn)
+        if head is None:
+            return None
+        searcher = self._in_step(head)
+        if searcher is None:
+            return None
+        filters = self._filters(request)
+        if request.order == "per_term":
+            out = []
+            for alternatives in request.terms:
+                if request.phrase_rows is not None and self._costly(searcher, alternatives, request.phrase_rows):
+                    out.append(None)
+                    continue
+                q = self._term_query(alternatives)
+                if q is None:
+                    out.append([])
+                    continue
+                held = self._held(searcher, q, alternatives, request.common_rows)
+                if request.common_rows is not None and held > request.common_rows:
+                    out.append(self._newest(searcher, conn, q, filters, request.limit, held))
+                else:
+                    out.append(self._per_term(searcher, q, request, request.limit))
+            return out
+        terms = [self._term_query(alternatives) for alternatives in request.terms]
+        kept = [q for q in terms if q is not None]
+        if not kept:
+            return []
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in kept])
+        if request.order == "relevance":
+            hits = self._top(searcher, query, request, request.limit)
+            found = [(mid, score) for (score, _), mid in
+                     zip(hits, searcher.fast_field_values("id", [a for _, a in hits]))]
+        else:
+            found = self._by_time(searcher, _with_filters(query, filters), request.limit, request.order == "newest")
+        return self._masks(searcher, found, terms)
+
+    def _top(self, searcher, query, request: MessageRequest, limit: int) -> list:
+        """The `limit` best hits of `query` that pass the request's filters, exactly as a search
+        with the filters inside would give them, but cheaper. A filter inside the query keeps
+        tantivy from pruning by block-max scores (a common word's top 50 took 4 ms with the
+        default filter, no tools and no subagents, against 0.9 ms without): the broad filters
+        (role, subagents, time) are therefore checked on the best hits of the query without
+        them, taken POST_FACTOR times deeper while too few pass, which gives the same hits: any
+        passing hit past the depth read ranks below every one before it. Past POST_MAX_DEPTH
+        (a filter that passes few), the filters go inside the query."""
+        must = self._filters(request, broad=False)
+        broad = self._filters(request, broad=True)
+        if not broad:
+            return searcher.search(_with_filters(query, must), limit=limit, count=False).hits
+        inner = _with_filters(query, must)
+        depth = limit * POST_FACTOR
+        while depth <= POST_MAX_DEPTH:
+            hits = searcher.search(inner, limit=depth, count=False).hits
+            passing = self._passing(searcher, hits, request)
+            if len(passing) >= limit or len(hits) < depth:
+                return passing[:limit]
+            depth *= POST_FACTOR
+        return searcher.search(_with_filters(query, must + broad), limit=limit, count=False).hits
+
+    def _passing(self, searcher, hits: list, request: MessageRequest) -> list:
+        """The hits that pass the request's role, subagent and time filters (read from fast fields)."""
+        addresses = [a for _, a in hits]
+        ok = [True] * len(hits)
+        if request.roles is not None:
+            codes = {ROLE_CODES[r] for r in request.roles if r in ROLE_CODES}
+            ok = [k and r in codes for k, r in zip(ok, searcher.fast_field_values("role", addresses))]
+        if not request.subagents:
+            ok = [k and not s for k, s in zip(ok, searcher.fast_field_values("sub", addresses))]
+        if request.since is not None or request.before is not None:
+            low = micros(request.since) if request.since is not None else None
+            high = micros(request.before) if request.before is not None else None
+            ok = [k and (low is None or at >= low) and (high is None or at < high)
+                  for k, at in zip(ok, searcher.fast_field_values("at", addresses))]
+        return [h for h, k in zip(hits, ok) if k]
+
+    def _term_query(self, alternatives: tuple[str, ...]):
+        """A term: any of its alternatives, each a word or a phrase of words (scores add up, as
+        FTS5's bm25 of `a OR b` does)."""
+        parts = []
+        for text in alternatives:
+            words = self.words.analyze(text)
+            if not words:
+                continue
+            parts.append(tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
+                         else tantivy.Query.phrase_query(self.schema, "words", words))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, q) for q in parts])
+
+    def _costly(self, searcher, alternatives: tuple[str, ...], rows: int) -> bool:
+        """Whether this term is read only as phrases whose words are in more than `rows` messages
+        together (doc_freq: exact and cheap here, where FTS5 walks each word's list to count)."""
+        phrases = [self.words.analyze(text) for text in alternatives]
+        if not phrases or any(len(words) < 2 for words in phrases):
+            return False
+        return all(sum(searcher.doc_freq("words", w) for w in words) > rows for words in phrases)
+
+    def _held(self, searcher, query, alternatives: tuple[str, ...], cap: int | None) -> int:
+        """How many messages hold the term, before the filters (as the FTS5 lane counts): its
+        words' doc_freq summed (a message holding two forms counts twice), counted exactly when
+        that sum is near `cap`. A term of phrases only is not counted (0)."""
+        held = 0
+        for text in alternatives:
+            words = self.words.analyze(text)
+            if len(words) == 1:
+                held += searcher.doc_freq("words", words[0])
+        if cap is not None and cap < held <= NEAR_CAP * cap:
+            held = searcher.search(query, limit=1, count=True).count
+        return held
+
+    def _per_term(self, searcher, query, request: MessageRequest, limit: int) -> list[tuple[int, int, float]]:
+        """The term's `limit` best messages by BM25 that pass the filters, as (message id, item
+        id, score)."""
+        hits = self._top(searcher, query, request, limit)
+        if not hits:
+            return []
+        addresses = [a for _, a in hits]
+        return list(zip(searcher.fast_field_values("id", addresses), searcher.fast_field_values("item", addresses),
+                        (score for score, _ in hits)))
+
+    def _newest(self, searcher, conn, query, filters, limit: int, held: int) -> list[tuple[int, int, None]]:
+        """A common term's `limit` newest messages that pass the filters (highest ids first, as
+        FTS5's `ORDER BY rowid DESC LIMIT`), score None (the caller scores them alike). Ordering
+        the whole list by id costs as much as ranking it (2-3 ms for a word in a third of 490,000
+        messages); the newest lie in the last ids, so the search is bounded to an id range that
+        should hold `limit` of them (from the term's share of the messages), widened until it
+        does or covers every id: 0.3 ms."""
+        top = conn.execute("SELECT max(id) FROM messages").fetchone()[0]
+        if top is None:
+            return []
+        total = max(searcher.num_docs, 1)
+        span = max(int(NEWEST_SLACK * limit * total / max(held, 1)), limit)
+        while True:
+            low = top - span
+            bounded = query if low <= 0 else tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, query),
+                (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "id", tantivy.FieldType.Integer,
+                                                               lower_bound=low, upper_bound=None))])
+            hits = searcher.search(_with_filters(bounded, filters), limit=limit, count=False, order_by_field="id",
+                                   order=tantivy.Order.Desc).hits
+            if len(hits) >= limit or low <= 0:
+                break
+            span *= NEWEST_GROWTH
+        addresses = [a for _, a in hits]
+        return [(mid, item, None) for mid, item in zip(searcher.fast_field_values("id", addresses),
+                                                       searcher.fast_field_values("item", addresses))]
+
+    def _by_time(self, searcher, query, limit: int, newest: bool) -> list[tuple[int, float]]:
+        """The first `limit` matches in time order, ties in message id order the same way (as
+        FTS5's `ORDER BY m.at DESC, m.id DESC`): the matches at the last time taken are all read
+        and ordered by id, since tantivy orders by one field."""
+        order = tantivy.Order.Desc if newest else tantivy.Order.Asc
+        hits = searcher.search(query, limit=limit, count=False, order_by_field="at", order=order).hits
+        if not hits:
+            return []
+        addresses = [a for _, a in hits]
+        rows = list(zip(searcher.fast_field_values("at", addresses), searcher.fast_field_values("id", addresses)))
+        edge = rows[-1][0]
+        rows = [r for r in rows if r[0] != edge]
+        at_edge = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, query),
+            (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "at", tantivy.FieldType.Integer,
+                                                           lower_bound=edge, upper_bound=edge))])
+        tied = searcher.search(at_edge, limit=1, count=True).count
+        tied_hits = searcher.search(at_edge, limit=max(tied, 1), count=False).hits
+        rows += [(edge, mid) for mid in searcher.fast_field_values("id", [a for _, a in tied_hits])]
+        rows.sort(key=lambda r: r, reverse=newest)
+        return [(mid, 0.0) for _, mid in rows[:limit]]
+
+    def _masks(self, searcher, found: list[tuple[int, float]], terms: list) -> list[tuple[int, float, int]]:
+        """Which terms each found message holds (a bit per term, in the request's order): each
+        term's query restricted to the found ids."""
+        if not found:
+            return []
+        masks = dict.fromkeys((mid for mid, _ in found), 0)
+        ids = tantivy.Query.term_set_query(self.schema, "id", list(masks))
+        for bit, q in enumerate(terms):
+            if q is None:
+                continue
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Must, ids)])
+            hits = searcher.search(query, limit=len(masks), count=False).hits
+            for mid in searcher.fast_field_values("id", [a for _, a in hits]):
+                masks[mid] |= 1 << bit
+        return [(mid, score, masks[mid]) for mid, score in found]
+
+    def _filters(self, request: MessageRequest, broad: bool | None = None) -> list:
+        """The request's filters as queries: all of them (`broad` None), or only the broad ones
+        (role, subagents, time: True) or only the others (sources, source, projects: False)."""
+        out = []
+        if broad is not True:
+            out += self._narrow(request)
+        if broad is False:
+            return out
+        out += self._broad(request)
+        return out
+
+    def _narrow(self, request: MessageRequest) -> list:
+        out = []
+        if request.sources is not None:
+            out.append(tantivy.Query.term_set_query(self.schema, "f_source", list(request.sources))
+                       if request.sources else tantivy.Query.empty_query())
+        if request.source is not None:
+            out.append(tantivy.Query.term_query(self.schema, "f_source", request.source))
+        if request.projects is not None:
+            out.append(tantivy.Query.term_set_query(self.schema, "f_project", list(request.projects))
+                       if request.projects else tantivy.Query.empty_query())
+        return out
+
+    def _broad(self, request: MessageRequest) -> list:
+        out = []
+        if request.roles is not None:
+            out.append(self._codes("role", sorted(ROLE_CODES[r] for r in request.roles if r in ROLE_CODES)))
+        if not request.subagents:
+            out.append(self._codes("sub", [0]))
+        if request.since is not None or request.before is not None:
+            out.append(tantivy.Query.range_query(
+                self.schema, "at", tantivy.FieldType.Integer,
+                lower_bound=micros(request.since) if request.since is not None else None,
+                upper_bound=micros(request.before) if request.before is not None else None,
+                include_upper=request.before is None))
+        return out
+
+
+    def _codes(self, field: str, codes: list[int]):
+        """A fast field's value among `codes`: one range per run of consecutive codes."""
+        runs: list[list[int]] = []
+        for c in codes:
+            if runs and c == runs[-1][1] + 1:
+                runs[-1][1] = c
+            else:
+                runs.append([c, c])
+        ranges = [tantivy.Query.range_query(self.schema, field, tantivy.FieldType.Integer, lower_bound=lo,
+                                            upper_bound=hi) for lo, hi in runs]
+        if not ranges:
+            return tantivy.Query.empty_query()
+        return ranges[0] if len(ranges) == 1 else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, q) for q in ranges])
+
+
+def _with_filters(query, filters: list):
+    if not filters:
+        return query
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, query)] + [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
+                                         for f in filters])

@@ -1,0 +1,275 @@
+"""The messages layer against every search index engine (one fixture over the engine's name): what
+recall and search's messages lane find, the filters before the cut, and that a derived messages
+index (tantivy) never answers from a state the library did not have: writes, rewrites, retags,
+deletes, a writer killed between its library commit and the index update, a library swapped for
+an older copy. With a derived engine every answer checked here must come from its index, not
+from the FTS5 fallback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from jezero.config import SearchConfig
+from jezero.query import fused, recall, search
+from jezero.query import messages as mq
+from jezero.store import ItemRecord, Store, engines, open_readonly
+from jezero.store.messages import MessageRecord
+from test_messages import at, ingest  # noqa: F401 (a fixture)
+from test_redact import POSITIVES
+
+T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
+
+
+@pytest.fixture(params=["fts5", "tantivy"])
+def engine(request):
+    if request.param == "tantivy":
+        pytest.importorskip("jezero_index_tantivy", reason="jezero-index-tantivy is not installed")
+    engines.forget()
+    yield request.param
+    engines.forget()
+
+
+def session(sid, texts, *, source="claude-local", project="shop", parent=None, day=0, uid=None):
+    start = T0 + timedelta(days=day)
+    msgs = [MessageRecord(role, text, start + timedelta(minutes=i), "Bash" if role == "tool" else None)
+            for i, (role, text) in enumerate(texts)]
+    return ItemRecord(uid=uid or f"{source}:{sid}:0", source=source, agent="claude-code", session_id=sid,
+                      segment_index=0, occurred_at=start + timedelta(minutes=len(texts)), title=f"session {sid}",
+                      summary="nothing about it", questions=[], atoms=[], original="(see messages)",
+                      content_hash=f"{source}{sid}{day}{texts}", summarizer="x", summary_schema=1,
+                      project=project, parent_session_id=parent, messages=msgs)
+
+
+class Recaller:
+    def __init__(self, path, engine):
+        self.path, self.engine = path, engine
+        self.options = SearchConfig(engine=engine)
+
+    def __call__(self, query, **kw):
+        with open_readonly(self.path) as conn:
+            found = recall(conn, query, options=self.options, window=0, **kw)
+        assert all(h["explain"]["engine"] == self.engine for h in found["hits"]), "answered by the fallback"
+        return found
+
+    def sessions(self, query, **kw):
+        return [h["session_id"] for h in self(query, **kw)["hits"]]
+
+    def lane(self, query, **kw):
+        """Search's messages lane: its sessions, best first."""
+        with open_readonly(self.path) as conn:
+            if self.engine != "fts5":  # the lane's engine path answers (not the FTS5 loop)
+                terms = [t for t in mq.terms_for(conn, query) if fused._ranking(t)]
+                assert mq.engine_term_matches(conn, self.engine, terms, mq.MessageFilters(), 10) is not None
+            hits = fused.message_lane(conn, query, sources=None, source=kw.get("source"), project=kw.get("project"),
+                                      since=kw.get("since"), time_budget_ms=5000, engine=self.engine)
+        return [h.session_id for h in hits]
+
+
+def write(path, records, **kw):
+    with Store(path) as store:
+        return store.write(records, **kw)
+
+
+def test_recall_and_the_lane_find_the_same_sessions(tmp_path, engine):
+    path = tmp_path / "lib.sqlite3"
+    write(path, [
+        session("a", [("user", "the kubelet keeps restarting"), ("assistant", "check the kubelet logs")], day=0),
+        session("b", [("user", "set fs.inotify.max_user_watches=524288"), ("tool", "sysctl applied")], day=1),
+        session("c", [("user", "Crème brûlée for dinner"), ("assistant", "a recipe")], day=2),
+        session("d", [("user", "signing the release"), ("assistant", "signed with the new key")], day=3),
+        *[session(f"f{i}", [("user", f"filler words number {i}")], day=4 + i) for i in range(10)],
+    ])
+    r = Recaller(path, engine)
+    assert r.sessions("kubelet") == ["a", "a"]
+    assert r.sessions("fs.inotify.max_user_watches") == ["b"]  # a phrase of its parts
+    assert r.sessions("creme brulee") == ["c"] and r.sessions("BRÛLÉE") == ["c"]
+    assert r.sessions("signed") == ["d"]  # recall is literal: "signing" is another word
+    assert r.sessions("zzqx") == []
+    assert r.lane("kubelet restarting")[0] == "a"
+    assert r.lane("sign")[0] == "d"  # the lane also reads a word's other forms
+    assert r.lane("filler", project="nowhere") == []
+
+
+def test_filters_apply_before_the_cut(tmp_path, engine):
+    path = tmp_path / "lib.sqlite3"
+    # Sixty short sessions rank above the one long session for "quasar"; only the long one has
+    # four messages, and only two sessions are in project "rare": a cut before the filters would
+    # lose them.
+    write(path, [
+        *[session(f"s{i}", [("user", "quasar quasar")], day=i % 5) for i in range(60)],
+        session("long", [("user", "a quasar among many other words said here"), ("assistant", "one"),
+                         ("user", "two"), ("assistant", "three")], day=6),
+        session("r1", [("user", "quasar seen in the rare project, among other words")], project="rare", day=7),
+        session("sub", [("user", "quasar quasar, from a subagent")], parent="s1", day=8),
+        session("tool", [("tool", "quasar quasar")], day=9),
+    ])
+    r = Recaller(path, engine)
+    assert r.sessions("quasar", min_messages=4, limit=1) == ["long"]
+    assert r.sessions("quasar", projects=["rare"], limit=1) == ["r1"]
+    assert r.sessions("quasar", since="2026-03-09", limit=1) == []  # sub and tool are left out by default
+    assert r.sessions("quasar", since="2026-03-09", include_subagents=True) == ["sub"]
+    assert r.sessions("quasar", role="tool") == ["tool"]
+    # a bare date includes its whole day
+    assert set(r.sessions("quasar", before="2026-03-02", limit=100)) == {f"s{i}" for i in range(60) if i % 5 < 2}
+    assert r.sessions("quasar", allowed=["nobody-*"]) == []
+    newest = r.sessions("quasar", sort="newest", include_tools=True, include_subagents=True, limit=3)
+    assert newest == ["tool", "sub", "r1"]
+    assert r.lane("quasar", project="rare") == ["r1"]
+
+
+def test_time_order_breaks_ties_by_message_id(tmp_path, engine):
+    path = tmp_path / "lib.sqlite3"
+    same = T0 + timedelta(days=1)
+    records = [session(f"t{i}", [("user", "pulsar")]) for i in range(30)]
+    for rec in records:  # every message at the same time
+        rec.messages = [MessageRecord("user", "pulsar", same)]
+    write(path, records)
+    r = Recaller(path, engine)
+    with open_readonly(path) as conn:
+        ids = [row[0] for row in conn.execute("SELECT id FROM messages ORDER BY id")]
+    assert [h["message_id"] for h in r("pulsar", sort="newest", limit=7)["hits"]] == ids[::-1][:7]
+    assert [h["message_id"] for h in r("pulsar", sort="oldest", limit=7)["hits"]] == ids[:7]
+
+
+def test_writes_rewrites_retags_and_deletes_stay_in_step(tmp_path, engine):
+    path = tmp_path / "lib.sqlite3"
+    (a,) = write(path, [session("a", [("user", "kafka consumer lag")], uid="x:a:0")])[:1]
+    r = Recaller(path, engine)
+    assert r.sessions("kafka") == ["a"]
+    write(path, [session("a", [("user", "rabbitmq queue depth")], uid="x:a:0")])  # same uid: rewritten
+    (b,) = write(path, [session("b", [("user", "kafka partitions rebalanced")])])
+    with Store(path) as store:
+        store.set_project(b, "streaming")
+    assert r.sessions("rabbitmq") == ["a"] and r.sessions("kafka") == ["b"]
+    assert r.sessions("kafka", projects=["streaming"]) == ["b"] and r.sessions("kafka", projects=["shop"]) == []
+    assert r.lane("kafka", project="streaming") == ["b"]
+    write(path, [], delete_uids=["x:a:0"])
+    assert r.sessions("rabbitmq") == [] and r.lane("rabbitmq") == []
+
+
+WRITER = textwrap.dedent("""
+    import os, signal, sys
+    from datetime import datetime, timezone
+    from jezero.store import ItemRecord, Store
+    from jezero.store.messages import MessageRecord
+    when = datetime(2026, 3, 5, tzinfo=timezone.utc)
+    with Store(sys.argv[1]) as store:
+        store.write([ItemRecord(uid="x:crash:0", source="claude-local", agent="claude", session_id="crash",
+                                segment_index=0, occurred_at=when, title="t", summary="s", questions=[],
+                                atoms=[], original="o", content_hash="hc", summarizer="t", summary_schema=1,
+                                project="shop", messages=[MessageRecord("user", "zookeeper quorum lost", when)])],
+                    delete_uids=["x:gone:0"])
+        # Killed after the library's commit, before anything updates a derived index.
+        os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def test_a_writer_killed_between_library_commit_and_index_update(tmp_path, engine):
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session("gone", [("user", "etcd member removed")], uid="x:gone:0"),
+                 session("kept", [("user", "etcd backup kept")])])
+    r = Recaller(path, engine)
+    assert sorted(r.sessions("etcd")) == ["gone", "kept"]  # the derived index (if any) is built here
+    assert r.lane("etcd")
+    proc = subprocess.run([sys.executable, "-c", WRITER, str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    # The index opened again (a new process: nothing cached) catches up before it answers.
+    engines.forget()
+    assert r.sessions("zookeeper") == ["crash"] and r.sessions("etcd") == ["kept"]
+    engines.forget()
+    assert r.lane("zookeeper quorum") == ["crash"] and r.lane("etcd") == ["kept"]
+
+
+def test_a_library_replaced_by_an_older_copy_is_not_answered_from_the_newer_index(tmp_path, engine):
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session("old", [("user", "kettle walnut")])])
+    shutil.copyfile(path, tmp_path / "older.sqlite3")
+    write(path, [session("new", [("user", "consul gossip encryption")])])
+    r = Recaller(path, engine)
+    assert r.sessions("consul") == ["new"]
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{path}{suffix}"):
+            os.remove(f"{path}{suffix}")
+    shutil.copyfile(tmp_path / "older.sqlite3", path)
+    engines.forget()
+    assert r.sessions("consul") == [] and r.lane("consul") == []
+    assert r.sessions("kettle") == ["old"]
+
+
+def test_the_fused_search_reads_the_messages_through_the_engine(tmp_path, engine):
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session("a", [("user", "the flag is InvalidClientTokenId")]),
+                 *[session(f"f{i}", [("user", "other words")]) for i in range(5)]])
+    with open_readonly(path) as conn:
+        hits = search(conn, "InvalidClientTokenId", options=SearchConfig(engine=engine), explain=True)
+    assert [h["session_id"] for h in hits] == ["a"]
+    assert hits[0]["explain"]["fusion"]["messages_rank"] == 1
+
+
+def test_the_lane_reads_a_common_word_at_its_newest_messages(tmp_path, engine, monkeypatch):
+    """A word in more than LANE_MAX_ROWS messages is read at its newest that pass the filters,
+    each scored alike, on either engine (tantivy bounds its search to the last ids and widens the
+    range while it holds too few: here the filter leaves only the oldest)."""
+    path = tmp_path / "lib.sqlite3"
+    write(path, [
+        *[session(f"n{i}", [("user", f"kettle note {i}"), ("assistant", "noted")], project="p" if i < 2 else "shop",
+                  day=i) for i in range(8)],
+        *[session(f"f{i}", [("user", f"walnut {i}")], day=10 + i) for i in range(6)],
+    ])
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    r = Recaller(path, engine)
+    assert r.lane("kettle") == ["n7", "n6", "n5"]
+    with open_readonly(path) as conn:
+        hits = fused.message_lane(conn, "kettle", sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=5000, engine=engine)
+    assert all(h.capped == ["kettle"] for h in hits)  # explained as read at its newest
+    assert r.lane("kettle", project="p") == ["n1", "n0"]
+
+
+def test_a_broad_filter_that_passes_few_of_the_best_matches_still_finds_them(tmp_path, engine):
+    """The best 250 matches are tool output, left out by default: the one person's message that
+    matches, ranked below all of them, is still found (tantivy checks the broad filters on ever
+    deeper lists of best matches; it must not stop at the first depth)."""
+    path = tmp_path / "lib.sqlite3"
+    write(path, [
+        *[session(f"t{i}", [("tool", f"gamma ray {i}")], day=1) for i in range(250)],
+        session("person", [("user", "and then " + "a long aside about other things " * 8 + "the gamma burst")], day=0),
+    ])
+    engines.sync(engine, path)  # as the writer's run does (more items than a reader catches up with)
+    r = Recaller(path, engine)
+    assert r.sessions("gamma", limit=1) == ["person"]
+    assert r.sessions("gamma", limit=3, include_tools=True)[0].startswith("t")
+    assert r.sessions("gamma", limit=1, before="2026-03-01") == ["person"]
+
+
+def test_no_secret_of_the_redaction_cases_reaches_a_derived_messages_index(ingest, engine):
+    """The derived index is made from the stored (redacted) messages: no secret of the redaction
+    cases can be found in it, while the words around each one can."""
+    if engine == "fts5":
+        pytest.skip("the FTS5 messages index: test_messages.py")
+    blocks = []
+    for i, (_, text, _, _) in enumerate(POSITIVES):
+        kind = ("text", "tool_call", "tool_result")[i % 3]
+        role = ("user", "assistant", "tool")[i % 3]
+        blocks.append({"role": role, "kind": kind, "text": f"case {i}: {text}", "time": at(i)})
+    library = ingest("secrets", blocks)
+    assert engines.sync(engine, library, rebuild=True) is not None
+    everything = mq.MessageFilters(include_tools=True, include_subagents=True)
+    with open_readonly(library) as conn:
+        def found(text):
+            answer = engines.messages(conn, engine, mq.request_for([(text,)], everything, "relevance", 100))
+            assert answer is not None, "the derived index did not answer"
+            return answer
+
+        assert len(found("case")) == len(POSITIVES)
+        for kind, _, secret, _ in POSITIVES:
+            longest = max(secret.split(), key=len)
+            assert found(longest) == [], kind
