@@ -173,6 +173,7 @@ POSTGRES_DIFFERS = {
     "test_later.py::test_without_a_query_the_subject_is_the_words_few_items_of_the_project_hold": _SUBJECT,
     "test_server.py::test_stdio_subprocess_serves_every_tool": _SUBPROCESS,
     "test_server.py::test_stdio_as_a_configured_client": _SUBPROCESS,
+    "test_server.py::test_stdio_answers_bad_lines_and_every_request_read_before_stdin_closed": _SUBPROCESS,
     "test_current.py::test_the_current_decision_comes_first_and_the_old_one_stays": _CURRENT,
     "test_current.py::test_explain_says_which_hit_moved": _CURRENT,
     "test_current.py::test_an_exact_old_fix_keeps_first_place": _CURRENT,
