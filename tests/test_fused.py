@@ -357,7 +357,9 @@ def test_on_a_near_tie_the_messages_lane_puts_the_newer_session_first(tmp_path, 
     query = "which school does my daughter go to now"
     c = library(tmp_path / "near", "we moved my daughter to Riverside")
     try:
-        assert sessions(search(c, query, lanes=("messages",), now=NOW))[:2] == ["new", "old"]
+        hits = search(c, query, lanes=("messages",), now=NOW, explain=True)
+        assert sessions(hits)[:2] == ["new", "old"]
+        assert [h["explain"]["fusion"]["newer_on_near_tie"] for h in hits[:2]] == [True, False]
         monkeypatch.setattr(fused, "NEAR_TIE", 0)
         assert sessions(search(c, query, lanes=("messages",), now=NOW))[:2] == ["old", "new"]
     finally:

@@ -180,6 +180,7 @@ class LaneHit:
     match: mq.Match
     left_out: list[str]  # query phrases too costly for this lane
     capped: list[str] = ()  # query words ranked among their newest LANE_MAX_ROWS messages only
+    near_tie: bool = False  # moved above a near-tie older session (NEAR_TIE)
 
 
 def message_lane(conn: apsw.Connection, query: str, *, sources, source, project, since, time_budget_ms: int,
@@ -225,8 +226,9 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             ranked = _rank_sessions(scored, sessions)
             shown = mq.rows(conn, [best for best, _, _ in ranked], mq.MessageFilters(include_tools=True,
                                                                                       include_subagents=True))
+            moved: set[int] = set()
             if NEAR_TIE:
-                ranked = _newer_on_near_ties(ranked, shown)
+                ranked, moved = _newer_on_near_ties(ranked, shown)
             out = Hits()
             out.evidence = {key: score for key, score, _ in scored}  # for the items' gate
             out.held = {key: by_term.keys() for key, _, by_term in scored}  # the terms each transcript holds
@@ -236,7 +238,8 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 if m is None:
                     continue  # deleted by a writer since the lane read it
                 m.coverage, m.bm25, m.matched = len(matched), -score, matched
-                out.append(LaneHit(m.item_id, m.source, m.session_id, len(out) + 1, m, left_out, capped))
+                out.append(LaneHit(m.item_id, m.source, m.session_id, len(out) + 1, m, left_out, capped,
+                                   best in moved))
             return out
         except apsw.InterruptError:
             out = Hits()  # out of work: the items lane answers alone
@@ -247,18 +250,20 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
 def _newer_on_near_ties(ranked, shown):
     """The lane's order with recency on near ties (NEAR_TIE): one pass down `ranked` ((best message
     id, score, terms), best first); a session scoring at least (1 - NEAR_TIE) of the one above
-    it, whose best message (in `shown`) is newer, swaps with it, and the pair is passed."""
-    ranked = list(ranked)
+    it, whose best message (in `shown`) is newer, swaps with it, and the pair is passed. Also the
+    best message ids of the sessions that moved up."""
+    ranked, moved = list(ranked), set()
     i = 1
     while i < len(ranked):
         (b0, s0, _), (b1, s1, _) = ranked[i - 1], ranked[i]
         m0, m1 = shown.get(b0), shown.get(b1)
         if m0 and m1 and s1 >= (1 - NEAR_TIE) * s0 and m1.at > m0.at:
             ranked[i - 1], ranked[i] = ranked[i], ranked[i - 1]
+            moved.add(b1)
             i += 2
         else:
             i += 1
-    return ranked
+    return ranked, moved
 
 
 def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int) -> tuple[list[tuple], float]:
@@ -447,7 +452,8 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
     hit = messages.shown[entry["ranks"]["messages"] - 1] if messages and "messages" in entry["ranks"] else None
     if hit is not None:
         out.update(message_id=hit.match.id, message_role=hit.match.role, matched_terms=hit.match.matched,
-                   coverage=hit.match.coverage, left_out_of_messages=hit.left_out, capped_in_messages=list(hit.capped))
+                   coverage=hit.match.coverage, left_out_of_messages=hit.left_out, capped_in_messages=list(hit.capped),
+                   newer_on_near_tie=hit.near_tie)
     vectors = next((lane for lane in lanes if lane.name == VECTORS), None)
     if vectors is not None:
         near = vectors.shown[entry["ranks"][VECTORS] - 1] if VECTORS in entry["ranks"] else None
