@@ -333,10 +333,41 @@ def test_a_session_holding_the_rarer_words_too_comes_first(tmp_path, monkeypatch
         *(item(f"c{i}", "c", "c", [("user", f"cluster and upgrade notes {i} {filler}")], day=6 + i) for i in range(3)),
         *(item(f"o{i}", "o", "o", [("user", f"other notes {i}")], day=9 + i) for i in range(6)),
     ]
+    monkeypatch.setattr(fused, "NEAR_TIE", 0)  # "two" is newer and near: this test pins coverage alone
     c = lane_library(tmp_path, records)
     try:
         assert sessions(search(c, "k3s cluster upgrade", lanes=("messages",), now=NOW))[0] == "all"
         monkeypatch.setattr(fused, "COVERAGE_POWER", 0)
         assert sessions(search(c, "k3s cluster upgrade", lanes=("messages",), now=NOW))[0] == "two"
+    finally:
+        c.close()
+
+
+def test_on_a_near_tie_the_messages_lane_puts_the_newer_session_first(tmp_path, monkeypatch):
+    # Both sessions say "daughter" once; the older in a message one word shorter, so it scores a
+    # little more. Within NEAR_TIE the newer goes first; a clear lead (a much longer message) is kept.
+    def library(folder, newer_text):
+        folder.mkdir()
+        return lane_library(folder, [
+            item("old", "a", "a", [("user", "my daughter goes to Oakfield")], project="home", day=1),
+            item("new", "b", "b", [("user", newer_text)], project="home", day=20),
+            *(item(f"o{i}", "o", "o", [("user", f"other notes {i}")], project="home", day=2 + i) for i in range(6)),
+        ])
+
+    query = "which school does my daughter go to now"
+    c = library(tmp_path / "near", "we moved my daughter to Riverside")
+    try:
+        hits = search(c, query, lanes=("messages",), now=NOW, explain=True)
+        assert sessions(hits)[:2] == ["new", "old"]
+        assert [h["explain"]["fusion"]["newer_on_near_tie"] for h in hits[:2]] == [True, False]
+        monkeypatch.setattr(fused, "NEAR_TIE", 0)
+        assert sessions(search(c, query, lanes=("messages",), now=NOW))[:2] == ["old", "new"]
+    finally:
+        c.close()
+    monkeypatch.setattr(fused, "NEAR_TIE", 0.1)
+    c = library(tmp_path / "far", "after half term and a long talk with the head we moved my daughter to Riverside "
+                                  "Academy in the next town over, she is much happier there")
+    try:
+        assert sessions(search(c, query, lanes=("messages",), now=NOW))[:2] == ["old", "new"]
     finally:
         c.close()

@@ -242,15 +242,32 @@ def table(results: dict[str, list[dict]], kinds: tuple[str, ...], systems: tuple
     return "\n".join(lines)
 
 
-def half(text: str) -> str:
-    """The query's half: A (tuning: constants are chosen on it) or B (the check), by a CRC of its text."""
-    return "AB"[zlib.crc32(text.encode("utf-8")) % 2]
+def half_key(q) -> str:
+    """What a query's half is drawn from: its text and its relevant sessions (the same question is
+    asked in several conversations of the chat sets, each with its own session)."""
+    return q.text + "\0" + "\0".join(q.relevant)
+
+
+def halves(results: dict[str, list[dict]]) -> dict[str, str]:
+    """Each query's half, stratified by kind: within a kind the queries are ordered by a CRC of
+    half_key() and dealt A, B, A, B ...; the first kind (in name order) starts with A, the next
+    with B, and so on, so the halves differ by at most one query per kind and about one overall.
+    The same rule for every set. (Until 2026-12-01 the half was the CRC's parity alone, which put
+    all 10 long_update and all 10 long_multi questions in half B.)"""
+    out: dict[str, str] = {}
+    for i, kind in enumerate(sorted(results)):
+        keys = sorted({half_key(r["query"]) for r in results[kind]},
+                      key=lambda k: (zlib.crc32(k.encode("utf-8")), k))
+        for j, key in enumerate(keys):
+            out[key] = "AB"[(i + j) % 2]
+    return out
 
 
 def halves_table(results: dict[str, list[dict]], systems: tuple[str, ...] = SYSTEMS) -> str:
     """Overall figures of each half (A tuning, B check), then of both."""
     rows = [r for v in results.values() for r in v]
-    split = {name: [r for r in rows if half(r["query"].text) == name[0]] for name in ("A (tuning)", "B (check)")}
+    of = halves(results)
+    split = {name: [r for r in rows if of[half_key(r["query"])] == name[0]] for name in ("A (tuning)", "B (check)")}
     return table(split, tuple(split), systems, total="all")
 
 
@@ -384,7 +401,8 @@ def run_queries(lib: Library, raw: RawIndex, queries, scoped: bool) -> dict[str,
 
 
 def per_query(results: dict[str, list[dict]]) -> list[dict]:
-    return [{"kind": r["query"].kind, "query": r["query"].text, "half": half(r["query"].text), "relevant": list(r["query"].relevant),
+    of = halves(results)
+    return [{"kind": r["query"].kind, "query": r["query"].text, "half": of[half_key(r["query"])], "relevant": list(r["query"].relevant),
              **{f"{name}_rank": (r[name].first if r[name] else None) for name in SYSTEMS}}
             for rows in results.values() for r in rows]
 
