@@ -430,6 +430,9 @@ def main() -> None:
     ap.add_argument("--writer-interval", type=float, default=0.2)
     ap.add_argument("--skip-alone", action="store_true", help="do not time the query layer alone first")
     ap.add_argument("--json", type=Path, help="append the results here (one JSON object per line)")
+    ap.add_argument("--profile", type=Path, default=None,
+                    help="record the server with py-spy (on PATH, or $PY_SPY) during each run, into "
+                         "PROFILE-<engine>-<clients>.txt (collapsed stacks, --nonblocking)")
     args = ap.parse_args()
 
     pristine = pristine_library(args.data, args.items)
@@ -451,6 +454,13 @@ def main() -> None:
         server = start_server(config, port, server_options.split())
         writer = None if args.no_writer else start_writer(library, args.writer_batch, args.writer_interval,
                                                            engine)
+        spy = None
+        if args.profile is not None:
+            out = args.profile.with_name(f"{args.profile.stem}-{engine}-{n}{args.profile.suffix or '.txt'}")
+            spy = subprocess.Popen([os.environ.get("PY_SPY") or shutil.which("py-spy") or "py-spy", "record",
+                                    "-p", str(server.pid), "-d", str(int(args.warmup + args.seconds)), "-r", "50",
+                                    "-f", "raw", "--nonblocking", "-o", str(out)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
             result = asyncio.run(run_load(port, n, args.seconds, args.warmup, args.rate, protocol, args.sdk, qs,
@@ -459,6 +469,8 @@ def main() -> None:
         finally:
             lines = stop(writer).strip().splitlines() if writer else []
             written = json.loads(lines[-1]) if lines else None
+            if spy is not None:
+                spy.wait(timeout=30)
             stop(server)
         rps = result["requests_per_second"]
         result.update({"engine": engine, "server": server_options or "default", "protocol": protocol,
