@@ -410,4 +410,5 @@ class _Texts:
             return sum(1 for r in self.relevance(rowids, [term], [1.0]).values() if r > 0)
         self._load(rowids)
         rows = self.cache.rows
-        return sum(1 for rowid in dict.fromkeys(rowids) if (found := rows.get(rowid)) is not None and needle in found[1])
+        return sum(1 for rowid in dict.fromkeys(rowids)
+                   if (found := rows.get(rowid)) is not None and needle in found[1])
