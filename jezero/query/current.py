@@ -33,7 +33,7 @@ import apsw
 from jezero.query import bm25, rare, stats
 from jezero.query.first_prompt import STOP_WORDS, fold
 from jezero.query.terms import parse_terms, split_tokenizer
-from jezero.store import FTS_COLUMNS
+from jezero.store import FTS_COLUMNS, engines
 
 # The atoms that say what an item settled and touched (the title is the person's first sentence,
 # often a complaint; the revising session names the decision, its parts and its files).
@@ -251,7 +251,8 @@ _POSITIVE_WEIGHTS = all(w > 0 for w in bm25.WEIGHTS)
 
 
 class _StateCache:
-    def __init__(self) -> None:
+    def __init__(self, seq: int | None = None) -> None:
+        self.seq = seq  # the library's last change number when the state was first seen (None: unknown)
         self.rows: dict[int, tuple | None] = {}  # id -> (rare.Row, folded text NUL-joined) / None: no row
         self.columns: dict[int, list | None] = {}  # id -> the indexed columns (tokenizers rare.py cannot fold)
         self.atoms: dict[int, list[str]] = {}  # id -> the texts of its SUBJECT_ATOMS atoms
@@ -275,21 +276,49 @@ _caches: OrderedDict[tuple, _StateCache] = OrderedDict()
 _caches_lock = threading.Lock()
 
 
-def _cache_for(index: stats.IndexStats, tokenizer: str) -> _StateCache:
-    """The cache of this index state (a private one when the state cannot be identified)."""
+def _cache_for(conn: apsw.Connection, index: stats.IndexStats, tokenizer: str) -> _StateCache:
+    """The cache of this index state (a private one when the state cannot be identified). A new
+    state takes over the previous state's texts (rows, atoms, subjects) of the items no write
+    touched since (the library's change log says which): a connector committing every few
+    seconds otherwise made the rule read and parse its hits again after every commit. What
+    depends on the whole index (IDFs, averages, relevance) starts over."""
     if index.token is None or not index.library:
         return _StateCache()
     key = (index.library, index.state, index.rows, index.tokens, tokenizer)
     with _caches_lock:
         cache = _caches.get(key)
-        if cache is None:
-            cache = _caches[key] = _StateCache()
+        if cache is not None:
+            _caches.move_to_end(key)
+        previous = next((c for k, c in reversed(_caches.items()) if k[0] == key[0] and k[4] == tokenizer), None)
+    if cache is None:
+        cache = _StateCache(_change_number(conn))
+        if previous is not None and previous.seq is not None and cache.seq is not None and previous.seq <= cache.seq:
+            _carry_over(conn, previous, cache)
+        with _caches_lock:
+            cache = _caches.setdefault(key, cache)
             while len(_caches) > CACHED_STATES:
                 _caches.popitem(last=False)
-        else:
-            _caches.move_to_end(key)
     cache.trim()
     return cache
+
+
+def _change_number(conn: apsw.Connection) -> int | None:
+    try:
+        head = engines.library_head(conn)
+    except apsw.Error:
+        return None
+    return head.seq if head is not None else None
+
+
+def _carry_over(conn: apsw.Connection, previous: _StateCache, cache: _StateCache) -> None:
+    """Copy into `cache` what `previous` read of the items unchanged since its change number. An
+    item read after a later write (the reads of a search are not one snapshot) has a change number
+    above previous.seq, so it is left behind too: only text of an unchanged item is carried."""
+    changed = {r[0] for r in conn.execute("SELECT item_id FROM item_changes WHERE seq > ?", (previous.seq,))}
+    for mine, theirs in ((cache.rows, previous.rows), (cache.columns, previous.columns),
+                         (cache.atoms, previous.atoms)):
+        mine.update((i, v) for i, v in list(theirs.items()) if i not in changed and v is not None)
+    cache.subjects.update((k, v) for k, v in list(previous.subjects.items()) if k[0] not in changed)
 
 
 class _Texts:
@@ -302,7 +331,7 @@ class _Texts:
         self.conn = conn
         self.tokenizer = tokenizer
         self.index = stats.index_stats(conn)
-        self.cache = _cache_for(self.index, tokenizer)
+        self.cache = _cache_for(conn, self.index, tokenizer)
         self.fold = rare.folder(*split_tokenizer(tokenizer))
         self.tokenize_doc = None
         if self.fold is None:
