@@ -25,13 +25,15 @@ piece of work).
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 
 import apsw
 
 from jezero.query import bm25, rare, stats
 from jezero.query.first_prompt import STOP_WORDS, fold
 from jezero.query.terms import parse_terms, split_tokenizer
-from jezero.store import FTS_COLUMNS
+from jezero.store import FTS_COLUMNS, engines
 
 # The atoms that say what an item settled and touched (the title is the person's first sentence,
 # often a complaint; the revising session names the decision, its parts and its files).
@@ -69,43 +71,55 @@ ANCHORS = 3
 def subject_text(conn: apsw.Connection, item: dict, title: bool = True) -> str:
     """The title, then the texts of the item's SUBJECT_ATOMS atoms, one per line. `title=False`:
     the atoms alone when it has any."""
-    row = conn.execute("SELECT atoms FROM items WHERE id = ?", (item["id"],)).fetchone()
+    return _compose(item, _atom_texts(conn, item["id"]), title)
+
+
+def _atom_texts(conn: apsw.Connection, item_id: int) -> list[str]:
+    row = conn.execute("SELECT atoms FROM items WHERE id = ?", (item_id,)).fetchone()
     try:
         atoms = json.loads(row[0]) if row and row[0] else []
     except ValueError:
         atoms = []
     if not isinstance(atoms, list):
         atoms = []
-    texts = [t for t in (a.get("text") for a in atoms if isinstance(a, dict) and a.get("type") in SUBJECT_ATOMS)
-             if isinstance(t, str)]
+    return [t for t in (a.get("text") for a in atoms if isinstance(a, dict) and a.get("type") in SUBJECT_ATOMS)
+            if isinstance(t, str)]
+
+
+def _compose(item: dict, texts: list[str], title: bool) -> str:
     return "\n".join(texts if texts and not title else [item["title"] or "", *texts])
 
 
 def distinctive_terms(conn: apsw.Connection, item: dict, pool: list[dict], tokenizer: str,
-                      share: float = DISTINCT_SHARE, total: int | None = None) -> list:
+                      share: float = DISTINCT_SHARE, total: int | None = None, texts: "_Texts | None" = None) -> list:
     """The terms of the item's subject that at most `share` of its scope's items hold, counted in
     `pool` (other items of its scope): the words that tell its subject from the rest of its
     project. A term held by most of the project ("shop", a speaker's name, "booked") says nothing
     about which item is newer on the same subject. `total` is how many items the pool stands for
     (the scope's size, when the pool holds every item that has a subject word), else the pool's
     own size; under MIN_POOL it counts as MIN_POOL (too few to call a word common). Empty when no term is that rare; every term when there is nothing to compare with or
-    on a SQLite error (the time budget included)."""
-    terms = [t for t in parse_terms(subject_text(conn, item, title=False), tokenizer) if fold(t.text) not in STOP_WORDS]
+    on a SQLite error (the time budget included). `texts`: the caller's _Texts, to share what it
+    has read."""
+    if texts is None:
+        terms = parse_terms(subject_text(conn, item, title=False), tokenizer)
+    else:
+        terms = texts.subject(item, title=False)
+    terms = [t for t in terms if fold(t.text) not in STOP_WORDS]
     others = [h["id"] for h in pool if h["id"] != item["id"]]
     if not terms or not others:
         return terms
     try:
-        texts = _Texts(conn, others, tokenizer)
-        index = stats.index_stats(conn)
+        texts = texts or _Texts(conn, (), tokenizer)
+        index = texts.index
         if index.rows == 0:
             return terms
-        bar = share * max(total or len(others), MIN_POOL)
-        kept = []
-        for t in terms:
-            held = sum(1 for r in texts.relevance(others, [t], [1.0], index).values() if r > 0)
-            if held <= bar:
-                kept.append(t)
-        return kept
+        key = ("distinct", item["id"], item.get("title"), tuple(others), share, total)
+        kept = texts.cache.distinct.get(key)
+        if kept is None:
+            bar = share * max(total or len(others), MIN_POOL)
+            kept = [t for t in terms if texts.held(others, t) <= bar]
+            texts.cache.distinct[key] = kept
+        return list(kept)
     except apsw.Error:
         return terms
 
@@ -147,7 +161,7 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str, may_move=N
             i += 1
             continue
         if texts is None:
-            texts = _Texts(conn, [h["id"] for h in hits], tokenizer)
+            texts = _Texts(conn, (), tokenizer)
         relevance = _subject_relevance(conn, anchor, [anchor, *newer], texts, tokenizer)
         own = relevance.get(anchor["id"], 0.0)
         share = MOVE_SHARE if move_share is None else move_share
@@ -178,14 +192,14 @@ def _on_distinctive_subject(conn, anchor: dict, newer: list[dict], hits: list[di
     distinctive, the title test alone decides."""
     if not newer:
         return newer
-    terms = distinctive_terms(conn, anchor, [h for h in hits if h.get("project") == anchor["project"]], tokenizer)
+    terms = distinctive_terms(conn, anchor, [h for h in hits if h.get("project") == anchor["project"]], tokenizer,
+                              texts=texts)
     if not terms:
         return newer
-    index = stats.index_stats(conn)
-    idfs = _sample_idfs(conn, index, terms)
+    idfs = texts.idfs(terms)
     if idfs is None:  # the sample could not be read in time: no move
         return []
-    relevance = texts.relevance([anchor["id"], *(h["id"] for h in newer)], terms, idfs, index)
+    relevance = texts.relevance([anchor["id"], *(h["id"] for h in newer)], terms, idfs)
     own = relevance.get(anchor["id"], 0.0)
     return [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= DISTINCT_SELF_SHARE * own]
 
@@ -219,48 +233,224 @@ def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", to
     on a library of 10,000 items whenever the index had changed. The share test only needs common
     words to weigh little and distinctive ones much, which the sample tells; the sample of a
     library of up to SAMPLE_SIZE items is the whole library."""
-    terms = parse_terms(subject_text(conn, anchor), tokenizer)
+    terms = texts.subject(anchor, title=True)
     if not terms:
         return {}
-    index = stats.index_stats(conn)
-    if index.rows == 0:
+    if texts.index.rows == 0:
         return {}
-    idfs = _sample_idfs(conn, index, terms)
+    idfs = texts.idfs(terms)
     if idfs is None:  # the sample could not be read in time: no judgement
         return {}
-    return texts.relevance([h["id"] for h in rows], terms, idfs, index)
+    return texts.relevance([h["id"] for h in rows], terms, idfs)
+
+
+# -- the hits' indexed text, read and scored once per index state -------------------------------
+
+# What the rule reads and computes depends only on the index state (the items' indexed text and
+# sizes, the averages, the sample's IDFs), so it is kept per state and shared by the searches of
+# that state: a fused search runs the rule twice over mostly the same hits, and agents repeat and
+# refine their searches. A write starts a new state and so a new cache; the newest CACHED_STATES
+# are kept. Measured on benchmarks/load's 100k library (tantivy engine, query layer alone): the
+# rule cost about as much as the engine's own search before (README there).
+CACHED_STATES = 2
+# Bounds on one state's cache, for a long-lived server on a library that does not change: rows
+# of ~1 KB of indexed text each, and memoised relevance / distinctive-term answers.
+CACHED_ROWS = 20_000
+CACHED_ANSWERS = 20_000
+# A hit's relevance is 0 for a term it does not hold; the rule only checks that quickly (a
+# substring test over its folded text) when every column weight is positive, as FTS5's bm25
+# weights here are: then a term adds to a row's score exactly when the row holds it.
+_POSITIVE_WEIGHTS = all(w > 0 for w in bm25.WEIGHTS)
+
+
+class _StateCache:
+    def __init__(self, seq: int | None = None) -> None:
+        self.seq = seq  # the library's last change number when the state was first seen (None: unknown)
+        self.rows: dict[int, tuple | None] = {}  # id -> (rare.Row, folded text NUL-joined) / None: no row
+        self.columns: dict[int, list | None] = {}  # id -> the indexed columns (tokenizers rare.py cannot fold)
+        self.atoms: dict[int, list[str]] = {}  # id -> the texts of its SUBJECT_ATOMS atoms
+        self.subjects: dict[tuple, list] = {}  # (id, title?, title text) -> its subject's terms
+        self.idfs: dict[tuple, float] = {}  # term key -> IDF from the sample
+        self.scores: dict[tuple, dict[int, float]] = {}  # (terms, idfs) -> {id: relevance}
+        self.distinct: dict[tuple, list] = {}  # distinctive_terms' answers
+
+    def trim(self) -> None:
+        # Racing threads may both clear: either way the cache is only emptied, never wrong.
+        if len(self.rows) > CACHED_ROWS or len(self.columns) > CACHED_ROWS:
+            self.rows.clear()
+            self.columns.clear()
+            self.atoms.clear()
+        for d in (self.subjects, self.idfs, self.scores, self.distinct):
+            if len(d) > CACHED_ANSWERS:
+                d.clear()
+
+
+_caches: OrderedDict[tuple, _StateCache] = OrderedDict()
+_caches_lock = threading.Lock()
+
+
+def _cache_for(conn: apsw.Connection, index: stats.IndexStats, tokenizer: str) -> _StateCache:
+    """The cache of this index state (a private one when the state cannot be identified). A new
+    state takes over the previous state's texts (rows, atoms, subjects) of the items no write
+    touched since (the library's change log says which): a connector committing every few
+    seconds otherwise made the rule read and parse its hits again after every commit. What
+    depends on the whole index (IDFs, averages, relevance) starts over."""
+    if index.token is None or not index.library:
+        return _StateCache()
+    key = (index.library, index.state, index.rows, index.tokens, tokenizer)
+    with _caches_lock:
+        cache = _caches.get(key)
+        if cache is not None:
+            _caches.move_to_end(key)
+        previous = next((c for k, c in reversed(_caches.items()) if k[0] == key[0] and k[4] == tokenizer), None)
+    if cache is None:
+        cache = _StateCache(_change_number(conn))
+        if previous is not None and previous.seq is not None and cache.seq is not None and previous.seq <= cache.seq:
+            _carry_over(conn, previous, cache)
+        with _caches_lock:
+            cache = _caches.setdefault(key, cache)
+            while len(_caches) > CACHED_STATES:
+                _caches.popitem(last=False)
+    cache.trim()
+    return cache
+
+
+def _change_number(conn: apsw.Connection) -> int | None:
+    try:
+        head = engines.library_head(conn)
+    except apsw.Error:
+        return None
+    return head.seq if head is not None else None
+
+
+def _carry_over(conn: apsw.Connection, previous: _StateCache, cache: _StateCache) -> None:
+    """Copy into `cache` what `previous` read of the items unchanged since its change number. An
+    item read after a later write (the reads of a search are not one snapshot) has a change number
+    above previous.seq, so it is left behind too: only text of an unchanged item is carried."""
+    changed = {r[0] for r in conn.execute("SELECT item_id FROM item_changes WHERE seq > ?", (previous.seq,))}
+    for mine, theirs in ((cache.rows, previous.rows), (cache.columns, previous.columns),
+                         (cache.atoms, previous.atoms)):
+        mine.update((i, v) for i, v in list(theirs.items()) if i not in changed and v is not None)
+    cache.subjects.update((k, v) for k, v in list(previous.subjects.items()) if k[0] not in changed)
 
 
 class _Texts:
-    """The indexed text of the hits, read once per search and scored as FTS5 would: through
+    """The indexed text of the hits, read when first needed and scored as FTS5 would: through
     rare.py's folded text for a case-folding trigram index (substring counts in C), else by
-    tokenizing (bm25.explain_row)."""
+    tokenizing (bm25.explain_row). What it reads and computes is kept for the index state
+    (_StateCache); `ids` are read at once."""
 
-    def __init__(self, conn: apsw.Connection, ids: list[int], tokenizer: str):
-        marks = ",".join("?" * len(ids))
-        self.columns = {r[0]: list(r[1:]) for r in conn.execute(
-            f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM items_fts WHERE rowid IN ({marks})", ids)}
+    def __init__(self, conn: apsw.Connection, ids, tokenizer: str):
+        self.conn = conn
+        self.tokenizer = tokenizer
+        self.index = stats.index_stats(conn)
+        self.cache = _cache_for(conn, self.index, tokenizer)
         self.fold = rare.folder(*split_tokenizer(tokenizer))
-        self.rows: dict[int, rare.Row] = {}
-        if self.fold is not None:
-            sizes = dict(conn.execute(f"SELECT id, sz FROM items_fts_docsize WHERE id IN ({marks})", ids))
-            for rowid, cols in self.columns.items():
-                size = rare.total_tokens(sizes.get(rowid, b""))
-                self.rows[rowid] = rare.Row(rowid, [self.fold(c) for c in cols], size, "", None, "")
-        else:
+        self.tokenize_doc = None
+        if self.fold is None:
             name, args = split_tokenizer(tokenizer)
             tok = conn.fts5_tokenizer(name, args)
             self.tokenize_doc = lambda text: tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
                                                  include_offsets=False, include_colocated=False)
+        if ids:
+            self._load(ids)
 
-    def relevance(self, rowids: list[int], terms, idfs: list[float], index: stats.IndexStats) -> dict[int, float]:
+    # -- reading -----------------------------------------------------------------------------
+
+    def _load(self, ids) -> None:
+        known = self.cache.rows if self.fold is not None else self.cache.columns
+        missing = [i for i in dict.fromkeys(ids) if i not in known]
+        if not missing:
+            return
+        marks = ",".join("?" * len(missing))
+        columns = {r[0]: list(r[1:]) for r in self.conn.execute(
+            f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM items_fts WHERE rowid IN ({marks})", missing)}
+        if self.fold is None:
+            for rowid in missing:
+                known[rowid] = columns.get(rowid)
+            return
+        sizes = dict(self.conn.execute(f"SELECT id, sz FROM items_fts_docsize WHERE id IN ({marks})", missing))
+        for rowid in missing:
+            cols = columns.get(rowid)
+            if cols is None:
+                known[rowid] = None
+                continue
+            text = [self.fold(c) for c in cols]
+            row = rare.Row(rowid, text, rare.total_tokens(sizes.get(rowid, b"")), "", None, "")
+            known[rowid] = (row, "\0".join(text))
+
+    def subject(self, item: dict, title: bool) -> list:
+        """The terms of the item's subject (subject_text)."""
+        key = (item["id"], title, item.get("title"))
+        terms = self.cache.subjects.get(key)
+        if terms is None:
+            atoms = self.cache.atoms.get(item["id"])
+            if atoms is None:
+                atoms = self.cache.atoms[item["id"]] = _atom_texts(self.conn, item["id"])
+            terms = self.cache.subjects[key] = parse_terms(_compose(item, atoms, title), self.tokenizer)
+        return terms
+
+    def idfs(self, terms) -> list[float] | None:
+        """_sample_idfs, remembered per term for the state."""
+        known = self.cache.idfs
+        out = []
+        for t in terms:
+            idf = known.get(t.key)
+            if idf is None:
+                found = _sample_idfs(self.conn, self.index, [t])
+                if found is None:
+                    return None
+                idf = known[t.key] = found[0]
+            out.append(idf)
+        return out
+
+    # -- scoring -----------------------------------------------------------------------------
+
+    def relevance(self, rowids: list[int], terms, idfs: list[float], index: stats.IndexStats | None = None
+                  ) -> dict[int, float]:
         """Each row's relevance for `terms`; the terms are folded (or keyed) once for all rows."""
+        index = index or self.index
+        self._load(rowids)
+        memo_key = (tuple(t.key for t in terms), tuple(idfs), index.rows, index.tokens)
+        memo = self.cache.scores.get(memo_key)
+        if memo is None:
+            memo = self.cache.scores[memo_key] = {}
+        out: dict[int, float] = {}
         if self.fold is not None:
             folded = [rare.folded(t) for t in terms]
             average = index.tokens / index.rows
-            return {rowid: -rare.score(self.rows[rowid], folded, idfs, average) if rowid in self.rows else 0.0
-                    for rowid in rowids}
+            for rowid in rowids:
+                value = memo.get(rowid)
+                if value is None:
+                    found = self.cache.rows.get(rowid)
+                    if found is None:
+                        value = 0.0
+                    else:
+                        row, text = found
+                        # Terms the row does not hold add exactly 0.0 to its sum: leave them out.
+                        held = [k for k, n in enumerate(folded) if not n or n in text] if _POSITIVE_WEIGHTS \
+                            else range(len(folded))
+                        value = -rare.score(row, [folded[k] for k in held], [idfs[k] for k in held], average) \
+                            if held else 0.0
+                    memo[rowid] = value
+                out[rowid] = value
+            return out
         keys = [t.key for t in terms]
         empty = [""] * len(FTS_COLUMNS)
-        return {rowid: bm25.explain_row(self.columns.get(rowid, empty), keys, idfs, index.rows, index.tokens,
-                                        self.tokenize_doc)["relevance"] for rowid in rowids}
+        for rowid in rowids:
+            value = memo.get(rowid)
+            if value is None:
+                value = memo[rowid] = bm25.explain_row(self.cache.columns.get(rowid) or empty, keys, idfs, index.rows,
+                                                       index.tokens, self.tokenize_doc)["relevance"]
+            out[rowid] = value
+        return out
+
+    def held(self, rowids: list[int], term) -> int:
+        """How many of the rows hold the term (relevance > 0 for it alone)."""
+        needle = rare.folded(term) if self.fold is not None else ""
+        if not needle or not _POSITIVE_WEIGHTS:
+            return sum(1 for r in self.relevance(rowids, [term], [1.0]).values() if r > 0)
+        self._load(rowids)
+        rows = self.cache.rows
+        return sum(1 for rowid in dict.fromkeys(rowids)
+                   if (found := rows.get(rowid)) is not None and needle in found[1])

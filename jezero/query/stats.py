@@ -67,6 +67,7 @@ class IndexStats:
     grams: dict[str, int] = field(default_factory=dict)  # occurrences of a trigram in sample_text
     sample_rows: int = 0  # N when the sample was read
     sample_at: float = 0.0  # time.monotonic() then
+    positions: dict[str, list[int]] | None = None  # where each trigram starts in sample_text (occurrences())
     crowded: set[tuple] = field(default_factory=set)  # terms whose probes listed too many rows (rare.py)
     lock: threading.Lock = field(default_factory=threading.Lock)
     library: str = ""  # the library file, where the counts are saved (persisted.py)
@@ -90,6 +91,7 @@ class IndexStats:
         with earlier.lock:
             self.sample, self.sample_text = earlier.sample, earlier.sample_text
             self.shares, self.grams = earlier.shares, earlier.grams
+            self.positions = earlier.positions
             self.sample_rows, self.sample_at = earlier.sample_rows, earlier.sample_at
 
 
@@ -212,7 +214,7 @@ def sample_share(conn: apsw.Connection, stats: IndexStats, term: Term) -> float 
     needle = fold(term.text)
     # Occurrences bound the items holding it from above, and str.count runs in C: most terms
     # are settled here without looking at items one by one.
-    share = stats.sample_text.count(needle) / len(sample)
+    share = occurrences(stats, needle) / len(sample)
     if share >= GATE_SHARE:
         share = sum(1 for text in sample if needle in text) / len(sample)
     if stats.token is not None:
@@ -221,6 +223,44 @@ def sample_share(conn: apsw.Connection, stats: IndexStats, term: Term) -> float 
                 stats.shares.clear()
             stats.shares[term.key] = share
     return share
+
+
+# occurrences() walks a trigram's starts in Python (~0.2 us each) where str.count reads the whole
+# sample in C (~0.15 ms for 256 items of ~800 characters): past this many starts, str.count.
+POSITIONS_MAX = 500
+
+
+def occurrences(stats: IndexStats, needle: str) -> int:
+    """stats.sample_text.count(needle), exactly (non-overlapping, leftmost first), found through
+    the starts of the needle's rarest trigram in the sample. The subjects that current.py scores
+    bring dozens of new terms a search; counting each over the whole sample text was most of the
+    rule's cost on first sight (benchmarks/load/README.md)."""
+    text = stats.sample_text
+    if len(needle) < 3:
+        return text.count(needle)
+    index = stats.positions
+    if index is None:
+        index = {}
+        for i in range(len(text) - 2):
+            index.setdefault(text[i:i + 3], []).append(i)
+        stats.positions = index  # the same sample gives the same index: a race only builds it twice
+    best, offset = None, 0
+    for j in range(len(needle) - 2):
+        at = index.get(needle[j:j + 3])
+        if at is None:
+            return 0
+        if best is None or len(at) < len(best):
+            best, offset = at, j
+    if len(best) > POSITIONS_MAX:
+        return text.count(needle)
+    # Every occurrence holds the trigram at `offset`: its starts, in order, are the candidates.
+    count, end, size = 0, 0, len(needle)
+    for p in best:
+        start = p - offset
+        if start >= end and text.startswith(needle, start):
+            count += 1
+            end = start + size
+    return count
 
 
 def sample_count(stats: IndexStats, text: str) -> int:

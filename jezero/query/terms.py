@@ -133,7 +133,7 @@ def _parse(text: str, tokenizer: str) -> tuple[Term, ...]:
         word = strip_punctuation(m.group(2).strip('"'))
         if add(word):
             return tuple(terms)
-        parts += [(p, word) for p in word_parts(word)]
+        parts += [(p, word) for p in _parts_of(word)]
     for part, word in parts:
         if add(part, word):
             break
@@ -157,8 +157,18 @@ def word_parts(word: str) -> list[str]:
     """The parts of a word joined by `=`, `/` or `:` and then by `.`, in order, without the word
     itself: `a.b=c` gives `a.b`, `c`, `a`, `b`; a possessive's word: `dentist's` gives `dentist`.
     A word with no joint has no parts."""
+    return list(_parts_of(word))
+
+
+def _parts_of(word: str) -> tuple[str, ...]:
+    # Remembered for words of a usual length only: a pasted log's long runs would fill the cache.
+    return _word_parts(word) if len(word) <= 100 else _word_parts.__wrapped__(word)
+
+
+@functools.lru_cache(maxsize=20_000)  # pure, and called for every word of every query and subject
+def _word_parts(word: str) -> tuple[str, ...]:
     if _POSSESSIVE.search(word):
-        return [_POSSESSIVE.sub("", word)]
+        return (_POSSESSIVE.sub("", word),)
     coarse = [strip_punctuation(p) for p in _COARSE.split(word)]
     coarse = [p for p in coarse if p]
     out = coarse if len(coarse) > 1 else []
@@ -167,7 +177,7 @@ def word_parts(word: str) -> list[str]:
         fine = [p for p in fine if p]
         if len(fine) > 1:
             out += fine
-    return [p for p in dict.fromkeys(out) if p != word]
+    return tuple(p for p in dict.fromkeys(out) if p != word)
 
 
 def is_stop_word(term: Term) -> bool:
@@ -226,11 +236,18 @@ _tokenizers: dict[str, object] = {}
 
 
 def split_tokenizer(spec: str) -> tuple[str, list[str]]:
+    """The tokenizer's name and its arguments (a new list: the caller may change it)."""
+    name, args = _split_tokenizer(spec)
+    return name, list(args)
+
+
+@functools.lru_cache(maxsize=64)  # a library has one spec; shlex cost ~0.3 ms a call, several per search
+def _split_tokenizer(spec: str) -> tuple[str, tuple[str, ...]]:
     try:
         parts = shlex.split(spec or "")
     except ValueError:
         parts = (spec or "").split()
-    return (parts[0].lower(), parts[1:]) if parts else ("unicode61", [])
+    return (parts[0].lower(), tuple(parts[1:])) if parts else ("unicode61", ())
 
 
 def tokenizer_function(conn: apsw.Connection, spec: str):
@@ -252,12 +269,35 @@ def tokenizer_function(conn: apsw.Connection, spec: str):
 
 def _memory_tokenizer(spec: str):
     """The tokenizer on a private in-memory connection, for callers without a library at hand.
-    Built-in FTS5 tokenizers behave the same on every connection."""
+    Built-in FTS5 tokenizers behave the same on every connection, and always give the same
+    tokens for the same text: a word's tokens are remembered (up to KNOWN_WORDS words per
+    tokenizer), since the words of queries and of items' subjects repeat."""
     global _memory
     with _memory_lock:
         fn = _tokenizers.get(spec)
         if fn is None:
             if _memory is None:
                 _memory = apsw.Connection(":memory:")
-            fn = _tokenizers[spec] = tokenizer_function(_memory, spec)
+            fn = _tokenizers[spec] = _remembering(tokenizer_function(_memory, spec))
     return fn
+
+
+# Words whose tokens are kept per tokenizer (a word of a few trigrams: ~1 KB each at most).
+KNOWN_WORDS = 50_000
+
+
+def _remembering(tokenize):
+    known: dict[str, tuple] = {}
+
+    def tokens(text: str) -> tuple:
+        key = known.get(text)
+        if key is None:
+            key = tokenize(text)
+            if len(text) > 100:  # a long run (a pasted log) is not worth keeping
+                return key
+            if len(known) >= KNOWN_WORDS:
+                known.clear()
+            known[text] = key
+        return key
+
+    return tokens

@@ -10,6 +10,7 @@ HTTP the client is the one whose key authenticated the request; over stdio (or i
 the local user, who reads everything unless `client=` names a configured client to act as.
 """
 
+import logging
 import os
 import time
 from typing import Annotated, Any, Literal
@@ -30,7 +31,9 @@ from jezero.server import shape
 from jezero.server.auth import ClientKeyVerifier
 from jezero.server.clients import ClientRegistry
 from jezero.server.library import ConnectionMode, Library
-from jezero.store import StoreError
+from jezero.store import StoreError, engines
+
+log = logging.getLogger("jezero.server")
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
@@ -210,6 +213,7 @@ def build_mcp_server(
         raise ValueError(f"no client named {client!r} in {registry.path or 'the config'}")
     library = library or Library.for_config(registry.config(), mode=connections, readers=readers)
     tools = _Tools(registry, library, http=http, client=client)
+    _open_engine(registry.config().search.engine, library.path)
 
     auth: dict[str, Any] = {}
     if http:
@@ -342,6 +346,17 @@ def build_mcp_server(
         return result(shape.fit(answer, "projects", "projects"))
 
     return server
+
+
+def _open_engine(name: str, library) -> None:
+    """Load the configured search index engine's plugin now rather than in the first search: it
+    loads every installed plugin (connectors and summarizers import their libraries), which took
+    seconds of the first agent's call on a busy machine (benchmarks/load/README.md). A failure
+    is only logged: the first search reports it as before, and FTS5 answers."""
+    try:
+        engines.engine_for(name, library)
+    except Exception as e:  # noqa: BLE001 - a broken plugin must not stop the server
+        log.warning("search engine %r could not be opened at start: %s", name, e)
 
 
 # Requests the SDK answers by default for any server. Jezero has no prompts or resources, so it
