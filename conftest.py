@@ -3,6 +3,7 @@ has the same name as its package; under --import-mode=importlib pytest would oth
 the folder itself as an empty namespace module and hide the real package (in src/)."""
 
 import importlib
+import sys
 
 for _name in ("jezero_connectors_claude", "jezero_connectors_codex", "jezero_connectors_copilot", "jezero_connectors_gemini",
               "jezero_connectors_inbox", "jezero_connectors_opencode", "jezero_summarizers", "jezero_index_tantivy", "jezero_embedders",
@@ -20,9 +21,9 @@ import pytest  # noqa: E402
 def _postgres_stopped_at_the_end():
     """The PostgreSQL server that some tests start (tests/pg_support.py) stops when the session ends."""
     yield
-    import pg_support
-
-    pg_support.stop()
+    started = sys.modules.get("pg_support")  # imported only by a test that asked for a server
+    if started is not None:
+        started.stop()
 
 
 @pytest.fixture
