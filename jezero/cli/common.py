@@ -49,6 +49,16 @@ def load_config(*, must_exist: bool = False, check_plugins: bool = True) -> conf
         raise typer.Exit(2)
 
 
+def sqlite_only(cfg: config_mod.Config, command: str) -> None:
+    """Refuse, in one line, a command that reads the SQLite file itself when the library lives
+    in another backend (it would report on a file that is not the library)."""
+    from jezero.store import backends
+
+    if backends.name(cfg) != backends.SQLITE:
+        fail(f"`jezero {command}` works on a SQLite library only for now; this config's library is on "
+             f"[storage] backend = {backends.name(cfg)!r}", code=2)
+
+
 def fail(message: str, code: int = 1) -> None:
     err.print("error: " + message, markup=False)
     raise typer.Exit(code)

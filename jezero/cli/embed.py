@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from jezero.cli import app
-from jezero.cli.common import err, fail, load_config, out, print_json
+from jezero.cli.common import err, fail, load_config, out, print_json, sqlite_only
 
 
 @app.command()
@@ -28,6 +28,7 @@ def embed(
     from jezero.models import EmbedderNotReady
 
     cfg = load_config()
+    sqlite_only(cfg, "embed")
     if prepare:
         try:
             said = embedding.prepare(cfg)

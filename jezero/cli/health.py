@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from jezero.cli import app
-from jezero.cli.common import err, fail, load_config, out, print_json, state
+from jezero.cli.common import err, fail, load_config, out, print_json, state, sqlite_only
 
 
 @app.command()
@@ -29,6 +29,7 @@ def health(
     from jezero.monitor.health import check_library
 
     cfg = load_config()
+    sqlite_only(cfg, "health")
     if not cfg.connectors:
         fail("no [[connectors]] in the config: nothing to check", 2)
     report = check_library(cfg, stale_factor=stale_factor)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from jezero.cli import app
-from jezero.cli.common import fail, load_config, out, print_json
+from jezero.cli.common import fail, load_config, out, print_json, sqlite_only
 
 
 @app.command()
@@ -24,6 +24,7 @@ def reindex(
     from jezero.store import engines
 
     cfg = load_config()
+    sqlite_only(cfg, "reindex")
     library = cfg.library_path()
     if not library.exists():
         fail(f"no library at {library} (run `jezero init` or `jezero up` first)", 2)
