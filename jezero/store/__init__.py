@@ -131,7 +131,86 @@ def open_readonly(path: str | os.PathLike) -> apsw.Connection:
     return conn
 
 
-class Store:
+class StoreStatements:
+    """The writer's methods that are the same plain SQL on every backend (`?` marks, the tables of
+    jezero/store/migrations.py). A backend's writer sets `db`, `path` and `after_write`, and gives
+    `_index` (an item's search row written anew) and `write`."""
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- connectors --------------------------------------------------------------------------
+
+    def cursor(self, connector: str) -> dict[str, Any]:
+        rows = self.db.execute("SELECT key, value FROM cursors WHERE connector=?", (connector,))
+        return {k: json.loads(v) for k, v in rows}
+
+    def connector_state(self, name: str) -> dict[str, Any] | None:
+        row = self.db.execute(
+            "SELECT name, last_run_at, last_success_at, last_error, warnings FROM connector_state WHERE name=?",
+            (name,),
+        ).fetchone()
+        if not row:
+            return None
+        return {"name": row[0], "last_run_at": row[1], "last_success_at": row[2], "last_error": row[3],
+                "warnings": json.loads(row[4])}
+
+    # -- items -------------------------------------------------------------------------------
+
+    def session_items(self, source: str, session_id: str) -> dict[str, tuple[int, str]]:
+        """uid -> (id, content_hash) of the items already stored for a session."""
+        rows = self.db.execute(
+            "SELECT uid, id, content_hash FROM items WHERE source=? AND session_id=?", (source, session_id)
+        )
+        return {uid: (i, h) for uid, i, h in rows}
+
+    def session_originals(self, source: str, session_id: str) -> list[str]:
+        """The stored originals of a session's items, in segment order."""
+        rows = self.db.execute("SELECT original FROM items WHERE source=? AND session_id=? ORDER BY segment_index",
+                               (source, session_id))
+        return [r[0] for r in rows]
+
+    def _written(self) -> None:
+        for listener in self.after_write:
+            try:
+                listener()
+            except Exception as e:
+                log.warning("after a write to %s: %s", self.path, e)
+
+    def set_cursor(self, connector: str, entries: dict[str, Any]) -> None:
+        self.write((), connector=connector, cursor=entries)
+
+    SUMMARY_FIELDS = ("title", "summary", "questions", "atoms", "summarizer", "summarizer_model", "summary_schema",
+                      "language", "project_guess")
+
+    def set_summary(self, item_id: int, fields: dict[str, Any], *, call: dict[str, Any] | None = None) -> None:
+        """Give one item a new summary (`SUMMARY_FIELDS`, as `summary_fields` makes them) and its
+        index row, with the summarizer call that made it (`record_call`'s keywords) in the same
+        transaction. Nothing else is touched: where the item comes from, its original and its
+        messages (their times are not in the original) stay as the run wrote them."""
+        values = {k: fields[k] for k in self.SUMMARY_FIELDS}
+        values["questions"] = json.dumps(values["questions"], ensure_ascii=False)
+        values["atoms"] = json.dumps(values["atoms"], ensure_ascii=False)
+        with self.db:
+            row = self.db.execute("SELECT project FROM items WHERE id=?", (item_id,)).fetchone()
+            if not row:
+                raise StoreError(f"no item {item_id}")
+            if call is not None:
+                self.record_call(**call)
+            sets = ", ".join(f"{k}=:{k}" for k in values)
+            self.db.execute(f"UPDATE items SET {sets}, updated_at=:now WHERE id=:id",
+                            {**values, "now": now_text(), "id": item_id})
+            self._index(item_id, fields["title"], fields["summary"], fields["questions"], fields["atoms"], row[0])
+        self._written()
+
+
+class Store(StoreStatements):
     """The writer side. One per process; SQLite serialises writers across processes."""
 
     def __init__(self, path: str | os.PathLike, tokenizer: str = DEFAULT_TOKENIZER, *, migrate_to: int = LATEST):
@@ -168,15 +247,6 @@ class Store:
                 raise StoreError(f"SQLite {sqlite_version()} cannot build tokenizer {tokenizer!r}: {e}") from None
             raise
 
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     # -- meta --------------------------------------------------------------------------------
 
     def tokenizer(self) -> str:
@@ -187,20 +257,6 @@ class Store:
         return current_version(self.db)
 
     # -- connectors --------------------------------------------------------------------------
-
-    def cursor(self, connector: str) -> dict[str, Any]:
-        rows = self.db.execute("SELECT key, value FROM cursors WHERE connector=?", (connector,))
-        return {k: json.loads(v) for k, v in rows}
-
-    def connector_state(self, name: str) -> dict[str, Any] | None:
-        row = self.db.execute(
-            "SELECT name, last_run_at, last_success_at, last_error, warnings FROM connector_state WHERE name=?",
-            (name,),
-        ).fetchone()
-        if not row:
-            return None
-        return {"name": row[0], "last_run_at": row[1], "last_success_at": row[2], "last_error": row[3],
-                "warnings": json.loads(row[4])}
 
     def record_run(self, name: str, *, error: str | None, warnings: list[str], ok: bool) -> None:
         now = now_text()
@@ -216,19 +272,6 @@ class Store:
             )
 
     # -- items -------------------------------------------------------------------------------
-
-    def session_items(self, source: str, session_id: str) -> dict[str, tuple[int, str]]:
-        """uid -> (id, content_hash) of the items already stored for a session."""
-        rows = self.db.execute(
-            "SELECT uid, id, content_hash FROM items WHERE source=? AND session_id=?", (source, session_id)
-        )
-        return {uid: (i, h) for uid, i, h in rows}
-
-    def session_originals(self, source: str, session_id: str) -> list[str]:
-        """The stored originals of a session's items, in segment order."""
-        rows = self.db.execute("SELECT original FROM items WHERE source=? AND session_id=? ORDER BY segment_index",
-                               (source, session_id))
-        return [r[0] for r in rows]
 
     def hash_exists(self, content_hash: str) -> tuple[int, str] | None:
         row = self.db.execute("SELECT id, uid FROM items WHERE content_hash=? LIMIT 1", (content_hash,)).fetchone()
@@ -268,16 +311,6 @@ class Store:
                 )
         self._written()
         return ids
-
-    def _written(self) -> None:
-        for listener in self.after_write:
-            try:
-                listener()
-            except Exception as e:
-                log.warning("after a write to %s: %s", self.path, e)
-
-    def set_cursor(self, connector: str, entries: dict[str, Any]) -> None:
-        self.write((), connector=connector, cursor=entries)
 
     def _delete(self, uid: str) -> None:
         row = self.db.execute("SELECT id FROM items WHERE uid=?", (uid,)).fetchone()
@@ -339,32 +372,10 @@ class Store:
             )
         self._written()
 
-    SUMMARY_FIELDS = ("title", "summary", "questions", "atoms", "summarizer", "summarizer_model", "summary_schema",
-                      "language", "project_guess")
-
-    def set_summary(self, item_id: int, fields: dict[str, Any], *, call: dict[str, Any] | None = None) -> None:
-        """Give one item a new summary (`SUMMARY_FIELDS`, as `summary_fields` makes them) and its
-        index row, with the summarizer call that made it (`record_call`'s keywords) in the same
-        transaction. Nothing else is touched: where the item comes from, its original and its
-        messages (their times are not in the original) stay as the run wrote them."""
-        values = {k: fields[k] for k in self.SUMMARY_FIELDS}
-        values["questions"] = json.dumps(values["questions"], ensure_ascii=False)
-        values["atoms"] = json.dumps(values["atoms"], ensure_ascii=False)
-        with self.db:
-            row = self.db.execute("SELECT project FROM items WHERE id=?", (item_id,)).fetchone()
-            if not row:
-                raise StoreError(f"no item {item_id}")
-            if call is not None:
-                self.record_call(**call)
-            sets = ", ".join(f"{k}=:{k}" for k in values)
-            self.db.execute(f"UPDATE items SET {sets}, updated_at=:now WHERE id=:id",
-                            {**values, "now": now_text(), "id": item_id})
-            self.db.execute("DELETE FROM items_fts WHERE rowid=?", (item_id,))
-            self.db.execute(
-                "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
-                (item_id, *fts_row(fields["title"], fields["summary"], fields["questions"], fields["atoms"], row[0])),
-            )
-        self._written()
+    def _index(self, item_id: int, title, summary, questions, atoms, project) -> None:
+        self.db.execute("DELETE FROM items_fts WHERE rowid=?", (item_id,))
+        self.db.execute("INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
+                        (item_id, *fts_row(title, summary, questions, atoms, project)))
 
     def unacknowledged_warnings(self, connector: str | None = None) -> list[dict[str, Any]]:
         return unacknowledged_warnings(self.db, connector)

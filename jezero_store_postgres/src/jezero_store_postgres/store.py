@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import logging
 import unicodedata
 from typing import Any, Iterable
 
-from jezero.store import ItemRecord, StoreError, TokenizerMismatch, fts_row, format_time, now_text
+from jezero.store import (ItemRecord, StoreError, StoreStatements, TokenizerMismatch, format_time, fts_row,
+                          now_text)
 from jezero.store import messages as message_rows
 from jezero.store.messages import MessageRecord
 from jezero.store.warnings import MAX_PER_RUN
@@ -18,7 +18,6 @@ from jezero.store.warnings import MAX_PER_RUN
 from jezero_store_postgres import schema
 from jezero_store_postgres.db import Connection
 
-log = logging.getLogger(__name__)
 
 # The tsvector's weight classes, and which of the five fields goes into each. ts_rank_cd takes
 # the four weights as {D, C, B, A}, each at most 1; these are FTS5's column weights (bm25 2.0,
@@ -67,24 +66,15 @@ def connect_writer(url: str, tokenizer: str) -> Connection:
     return db
 
 
-class PostgresStore:
-    """jezero.store.Store's methods over PostgreSQL. `db` is the apsw-like connection
-    (jezero_store_postgres.db), for the runner's few plain statements."""
+class PostgresStore(StoreStatements):
+    """jezero.store.Store's methods over PostgreSQL; the ones that are the same plain SQL on both
+    come from StoreStatements. `db` is the apsw-like connection (jezero_store_postgres.db)."""
 
     def __init__(self, url: str, tokenizer: str, *, where: str = "postgres"):
         self.path = where  # what messages name as the library (never the connection string: it may hold a password)
         self.db = connect_writer(url, tokenizer)
         self.after_write: list = []
         self.vectors = None  # the semantic lane is SQLite's (sqlite-vec) for now
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     # -- meta ---------------------------------------------------------------------------------
 
@@ -96,18 +86,6 @@ class PostgresStore:
         return schema.current_version(self.db)
 
     # -- connectors ---------------------------------------------------------------------------
-
-    def cursor(self, connector: str) -> dict[str, Any]:
-        rows = self.db.execute("SELECT key, value FROM cursors WHERE connector=?", (connector,))
-        return {k: json.loads(v) for k, v in rows}
-
-    def connector_state(self, name: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT name, last_run_at, last_success_at, last_error, warnings FROM connector_state "
-                              "WHERE name=?", (name,)).fetchone()
-        if not row:
-            return None
-        return {"name": row[0], "last_run_at": row[1], "last_success_at": row[2], "last_error": row[3],
-                "warnings": json.loads(row[4])}
 
     def record_run(self, name: str, *, error: str | None, warnings: list[str], ok: bool) -> None:
         now = now_text()
@@ -152,16 +130,6 @@ class PostgresStore:
 
     # -- items --------------------------------------------------------------------------------
 
-    def session_items(self, source: str, session_id: str) -> dict[str, tuple[int, str]]:
-        rows = self.db.execute("SELECT uid, id, content_hash FROM items WHERE source=? AND session_id=?",
-                               (source, session_id))
-        return {uid: (i, h) for uid, i, h in rows}
-
-    def session_originals(self, source: str, session_id: str) -> list[str]:
-        rows = self.db.execute("SELECT original FROM items WHERE source=? AND session_id=? ORDER BY segment_index",
-                               (source, session_id))
-        return [r[0] for r in rows]
-
     def hash_exists(self, content_hash: str) -> tuple[int, str] | None:
         row = self.db.execute("SELECT id, uid FROM items WHERE content_hash=? ORDER BY id LIMIT 1",
                               (content_hash,)).fetchone()
@@ -186,16 +154,6 @@ class PostgresStore:
                                 (connector, key, json.dumps(value)))
         self._written()
         return ids
-
-    def _written(self) -> None:
-        for listener in self.after_write:
-            try:
-                listener()
-            except Exception as e:
-                log.warning("after a write to %s: %s", self.path, e)
-
-    def set_cursor(self, connector: str, entries: dict[str, Any]) -> None:
-        self.write((), connector=connector, cursor=entries)
 
     def _upsert(self, it: ItemRecord, now: str) -> int:
         values = dict(
@@ -247,25 +205,6 @@ class PostgresStore:
             self.db.execute("UPDATE items SET project=?, updated_at=? WHERE id=?", (project, now_text(), item_id))
             self.db.execute("UPDATE messages SET project = ? WHERE item_id = ?", (project, item_id))
             self._index(item_id, row[0], row[1], json.loads(row[2]), json.loads(row[3]), project)
-        self._written()
-
-    SUMMARY_FIELDS = ("title", "summary", "questions", "atoms", "summarizer", "summarizer_model", "summary_schema",
-                      "language", "project_guess")
-
-    def set_summary(self, item_id: int, fields: dict[str, Any], *, call: dict[str, Any] | None = None) -> None:
-        values = {k: fields[k] for k in self.SUMMARY_FIELDS}
-        values["questions"] = json.dumps(values["questions"], ensure_ascii=False)
-        values["atoms"] = json.dumps(values["atoms"], ensure_ascii=False)
-        with self.db:
-            row = self.db.execute("SELECT project FROM items WHERE id=?", (item_id,)).fetchone()
-            if not row:
-                raise StoreError(f"no item {item_id}")
-            if call is not None:
-                self.record_call(**call)
-            sets = ", ".join(f"{k}=:{k}" for k in values)
-            self.db.execute(f"UPDATE items SET {sets}, updated_at=:now WHERE id=:id",
-                            {**values, "now": now_text(), "id": item_id})
-            self._index(item_id, fields["title"], fields["summary"], fields["questions"], fields["atoms"], row[0])
         self._written()
 
     def record_call(self, *, run_id: str, source: str | None, uid: str | None, summarizer: str, model: str | None,
