@@ -133,6 +133,17 @@ def trigrams(text: str) -> list[str]:
     return [s[i:i + 3] for i in range(len(s) - 2)]
 
 
+def source_filters(schema, sources, source) -> list:
+    """The key's source patterns (already expanded to names; empty: nothing) and the one asked for."""
+    out = []
+    if sources is not None:
+        out.append(tantivy.Query.term_set_query(schema, "f_source", list(sources)) if sources
+                   else tantivy.Query.empty_query())
+    if source is not None:
+        out.append(tantivy.Query.term_query(schema, "f_source", source))
+    return out
+
+
 def micros(stored: str) -> int:
     dt = datetime.fromisoformat(stored.replace("Z", "+00:00"))
     if dt.tzinfo is None:
@@ -472,12 +483,7 @@ class TantivyIndex(DerivedIndex):
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in [phrase, *pairs]])
 
     def _filters(self, request: Request) -> list:
-        out = []
-        if request.sources is not None:
-            out.append(tantivy.Query.term_set_query(self.schema, "f_source", list(request.sources))
-                       if request.sources else tantivy.Query.empty_query())
-        if request.source is not None:
-            out.append(tantivy.Query.term_query(self.schema, "f_source", request.source))
+        out = source_filters(self.schema, request.sources, request.source)
         if request.project is not None:
             out.append(tantivy.Query.term_query(self.schema, "f_project", request.project))
         if request.since is not None:

@@ -24,7 +24,7 @@ import apsw
 import tantivy
 
 from jezero.plugin import MessageRequest, library_head
-from jezero_index_tantivy.index import DerivedIndex, micros
+from jezero_index_tantivy.index import DerivedIndex, micros, source_filters
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
 FORMAT = 2
@@ -328,12 +328,7 @@ class MessageIndex(DerivedIndex):
         return out
 
     def _narrow(self, request: MessageRequest) -> list:
-        out = []
-        if request.sources is not None:
-            out.append(tantivy.Query.term_set_query(self.schema, "f_source", list(request.sources))
-                       if request.sources else tantivy.Query.empty_query())
-        if request.source is not None:
-            out.append(tantivy.Query.term_query(self.schema, "f_source", request.source))
+        out = source_filters(self.schema, request.sources, request.source)
         if request.projects is not None:
             out.append(tantivy.Query.term_set_query(self.schema, "f_project", list(request.projects))
                        if request.projects else tantivy.Query.empty_query())
