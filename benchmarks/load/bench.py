@@ -66,9 +66,9 @@ def pristine_library(data: Path, n: int) -> Path:
     return path
 
 
-def engine_index(pristine: Path, engine: str) -> Path | None:
-    """The derived index of a plugin engine beside the pristine library, built once; None for
-    FTS5 (inside the file)."""
+def engine_index(pristine: Path, engine: str) -> list[Path] | None:
+    """The derived indexes of a plugin engine beside the pristine library (tantivy: the items'
+    and the messages'), built once; None for FTS5 (inside the file)."""
     if engine == "fts5":
         return None
     from jezero.store import engines
@@ -79,10 +79,13 @@ def engine_index(pristine: Path, engine: str) -> Path | None:
         print(f"building the {engine} index of {pristine} (once) ...", file=sys.stderr)
     engines.sync(engine, pristine)
     engines.forget()
-    return folder
+    # Every folder the sync keeps beside the library. (Copying the items' alone left the copy's
+    # messages index empty, so every search tried to catch it up, found it far behind and had
+    # FTS5 answer the messages lane: runs before 2026-12-01 14:30 measured that.)
+    return sorted(p for p in pristine.parent.glob(f"{pristine.name}.tantivy*") if p.is_dir())
 
 
-def fresh_copy(pristine: Path, work: Path, index: Path | None = None) -> Path:
+def fresh_copy(pristine: Path, work: Path, index: list[Path] | None = None) -> Path:
     """A copy to serve and write into, so every run starts from the same library (and the same
     derived index, which then knows the copy as its library: same library id, same changes)."""
     work.mkdir(parents=True, exist_ok=True)
@@ -93,8 +96,8 @@ def fresh_copy(pristine: Path, work: Path, index: Path | None = None) -> Path:
     for old in work.glob("library.sqlite3.*"):
         if old.is_dir():
             shutil.rmtree(old)
-    if index is not None:
-        shutil.copytree(index, work / index.name.replace(pristine.name, target.name))
+    for folder in index or []:
+        shutil.copytree(folder, work / folder.name.replace(pristine.name, target.name))
     return target
 
 
@@ -467,7 +470,9 @@ def main() -> None:
             out = args.profile.with_name(f"{args.profile.stem}-{engine}-{n}{args.profile.suffix or '.txt'}")
             spy = subprocess.Popen([os.environ.get("PY_SPY") or shutil.which("py-spy") or "py-spy", "record",
                                     "-p", str(server.pid), "-d", str(int(args.warmup + args.seconds)), "-r", "50",
-                                    "-f", "raw", "--nonblocking", "-o", str(out)],
+                                    "-f", "raw", "--nonblocking", "-o", str(out),
+                                    # e.g. PY_SPY_OPTIONS=--gil: only what holds the GIL (Python's CPU)
+                                    *os.environ.get("PY_SPY_OPTIONS", "").split()],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()

@@ -114,3 +114,41 @@ def test_a_broken_messages_index_costs_one_warning_not_the_answer(tmp_path, capl
     warnings = [r for r in caplog.records if "tantivy" in r.getMessage()]
     assert len(warnings) == 1 and "fts5 answers instead" in warnings[0].getMessage()
     engines.forget()
+
+
+def test_far_behind_is_checked_again_only_when_the_library_or_the_index_moves(tmp_path, monkeypatch):
+    library = tmp_path / "library.sqlite3"
+    with Store(library) as store:
+        store.write([item(1, "consul acl token")])
+    engines.forget()
+    with open_readonly(library) as conn:
+        assert engines_of(recall(conn, "consul", options=OPTIONS, window=0)) == {"tantivy"}
+    with Store(library) as store:
+        store.write([item(n, f"consul acl policy {n}") for n in range(2, 6)])
+    monkeypatch.setattr(messages_module, "READER_CATCH_UP", 2)
+    engines.forget()
+    attempts = []
+    real = MessageIndex._apply
+
+    def counted(self, rebuild, limit):
+        attempts.append(limit)
+        return real(self, rebuild, limit)
+
+    monkeypatch.setattr(MessageIndex, "_apply", counted)
+    with open_readonly(library) as conn:
+        for _ in range(3):
+            found = recall(conn, "consul", options=OPTIONS, window=0)
+            assert len(found["hits"]) == 5 and engines_of(found) == {"fts5"}
+    assert len(attempts) == 1  # the same head and index state: the same verdict, not counted again
+    with Store(library) as store:
+        store.write([item(6, "consul acl bootstrap")])
+    with open_readonly(library) as conn:
+        found = recall(conn, "consul", options=OPTIONS, window=0)
+    assert len(found["hits"]) == 6 and engines_of(found) == {"fts5"} and len(attempts) == 2  # a new head: tried
+    monkeypatch.setattr(messages_module, "READER_CATCH_UP", 200)
+    with Store(library) as store:
+        store.write([item(7, "consul acl replication")])
+    with open_readonly(library) as conn:
+        found = recall(conn, "consul", options=OPTIONS, window=0)
+    assert len(found["hits"]) == 7 and engines_of(found) == {"tantivy"}  # caught up inline again
+    engines.forget()

@@ -152,12 +152,28 @@ def micros(stored: str) -> int:
 
 
 def stored_time(us: int) -> str:
-    """The store's fixed-width text for a time in microseconds (time.gmtime: 3x cheaper than
-    datetime's strftime, which cost ~1 ms a query for the pool's 200 candidates)."""
+    """The store's fixed-width text for a time in microseconds, from pieces made once: the date
+    per day, the hour and minute, the second, the microseconds by thousands. time.gmtime and
+    formatting per candidate (200 a query) was 6-7.5% of the server's Python time at 50 clients
+    (benchmarks/load/README.md, 2026-12-01); this is ~4x cheaper."""
     seconds, micro = divmod(us, 1_000_000)
-    t = time.gmtime(seconds)
-    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
-            f".{micro:06d}Z")
+    day, rest = divmod(seconds, 86_400)
+    date = _DATES.get(day)
+    if date is None:
+        t = time.gmtime(day * 86_400)
+        date = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+        if len(_DATES) < _DATES_MAX:
+            _DATES[day] = date
+    minutes, second = divmod(rest, 60)
+    high, low = divmod(micro, 1000)
+    return date + _HOUR_MINUTES[minutes] + _SECONDS[second] + _THOUSANDS[high] + _THOUSANDS[low] + "Z"
+
+
+_DATES: dict[int, str] = {}  # days since 1970 -> "YYYY-MM-DDT" (a dict write is atomic under the GIL)
+_DATES_MAX = 200_000  # ~550 years of days: never reached by real libraries, a bound all the same
+_HOUR_MINUTES = [f"{h:02d}:{m:02d}:" for h in range(24) for m in range(60)]
+_SECONDS = [f"{s:02d}." for s in range(60)]
+_THOUSANDS = [f"{i:03d}" for i in range(1000)]
 
 
 _ITEM_SQL = "SELECT id, source, project, occurred_at, title, summary, questions, atoms FROM items"
@@ -217,6 +233,11 @@ class DerivedIndex:
         # pair a searcher with another commit's number.
         self._state: tuple = (None, None)
         self._told_behind = False
+        # (library head, applied state) at which a reader last found the index too far behind to
+        # catch up inline: the same pair gives the same verdict, so searches meanwhile do not
+        # open a connection and count the changes again each (4% of the server's samples while
+        # the benchmark's messages index was missing).
+        self._behind_at: tuple | None = None
 
     def _add_all(self, writer, conn: apsw.Connection) -> int:
         raise NotImplementedError
@@ -337,8 +358,11 @@ class DerivedIndex:
                 searcher, applied = self._state
                 if _covers(applied, head):
                     return searcher
+            if self._behind_at == (head, applied):
+                return None
             try:
                 if self._apply(False, self.reader_catch_up) < 0:
+                    self._behind_at = (head, self._state[1])
                     if not self._told_behind:  # once per process, not once per search
                         self._told_behind = True
                         log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile",
