@@ -67,8 +67,13 @@ def write_library(path: Path, records: list[ItemRecord]) -> Path:
     return path
 
 
+# JEZERO_TEST_ENGINE=tantivy runs these tests with that search index engine (default FTS5).
+ENGINE = os.environ.get("JEZERO_TEST_ENGINE", "fts5")
+
+
 def config_for(library: Path, clients: list[dict] | None = None) -> Config:
-    return Config.model_validate({"storage": {"path": str(library)}, "clients": clients or []})
+    return Config.model_validate({"storage": {"path": str(library)}, "search": {"engine": ENGINE},
+                                  "clients": clients or []})
 
 
 @pytest.fixture

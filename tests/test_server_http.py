@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import socket
 import threading
 from dataclasses import dataclass
@@ -60,7 +61,10 @@ class Running:
         return self.base + "/mcp"
 
     def write_config(self, *blocks: str) -> None:
-        self.config.write_text(f'[storage]\npath = "{self.library}"\n' + "".join(blocks))
+        # JEZERO_TEST_ENGINE=tantivy: the same tests with that search index engine (default FTS5)
+        engine = os.environ.get("JEZERO_TEST_ENGINE", "fts5")
+        self.config.write_text(f'[storage]\npath = "{self.library}"\n\n[search]\nengine = "{engine}"\n'
+                               + "".join(blocks))
 
 
 def free_port() -> int:

@@ -58,6 +58,12 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0, help="tool calls at once per process (0: anyio's 40)")
     ap.add_argument("--readers", type=int, default=0, help="library reads at once (0: the server's default)")
     args = ap.parse_args()
+    if args.workers > 1 and not args.readers:
+        # as `jezero serve --workers N` does: the cores shared out (before 2026-12-01 15:00 each
+        # process had the single-process default, one reader per core)
+        from jezero.server.http import worker_readers
+
+        args.readers = worker_readers(args.workers)
     os.environ.update({"JEZERO_CONFIG": args.config, "LOAD_CONNECTIONS": args.connections,
                        "LOAD_STATEFUL": "1" if args.stateful else "0", "LOAD_SSE": "1" if args.sse else "0",
                        "LOAD_THREADS": str(args.threads), "LOAD_READERS": str(args.readers)})

@@ -38,7 +38,7 @@ def serve(
     client: Annotated[Optional[str], typer.Option("--client", help="stdio only: read with the source patterns of this configured client instead of every source.")] = None,
     connections: Annotated[Connections, typer.Option("--connections", help="Read-only SQLite connections: one kept per worker thread, or one per request.")] = Connections.thread,
     readers: Annotated[Optional[int], typer.Option("--readers", min=1, help="How many requests read the library at once; the others wait their turn (default: one per CPU core).")] = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="http only: server processes sharing the port, each reading the same library and watching the same config (--readers is per process).")] = 1,
+    workers: Annotated[int, typer.Option("--workers", min=0, help="http only: server processes sharing the port, each reading the same library and watching the same config (--readers is per process; default with several: the cores shared out). 0: one per CPU core, at most 4.")] = 1,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error (to stderr).")] = "info",
 ) -> None:
     """Serve the library read-only over MCP (and the overview endpoint over HTTP).
@@ -60,6 +60,10 @@ def serve(
         return
     if client is not None:
         fail("--client is for --transport stdio; over HTTP the key decides the client", 2)
+    if workers == 0:
+        from jezero.server.http import default_workers
+
+        workers = default_workers()
     if workers > 1:
         _serve_workers(cfg, host, port, workers, connections.value, readers, log_level.lower())
         return

@@ -283,6 +283,24 @@ def serve_http(
 # machine (load average 15): every worker was killed while starting, over and over.
 WORKER_HEALTHCHECK_S = 60.0
 
+# `jezero serve --workers 0`: one process per core, at most this many. One process tops out near
+# one core (the GIL: its reader threads and the event loop take turns), so on two cores two
+# processes served 1.4x the searches of one (benchmarks/load/README.md, 2026-12-01); each holds
+# its own caches, so the memory grows with the count.
+MAX_DEFAULT_WORKERS = 4
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS))
+
+
+def worker_readers(workers: int) -> int:
+    """The readers of each of `workers` processes when not given: the cores shared out, one at
+    least (two processes of one reader each beat two of two on two cores: fewer threads taking
+    turns at each process's GIL)."""
+    return max(1, (os.cpu_count() or 1) // workers)
+
+
 # How `serve_workers` hands each worker process what to build (uvicorn starts them from an import
 # string, so nothing but the environment passes).
 _WORKER_ENV = "JEZERO_SERVE_WORKER"
@@ -310,6 +328,8 @@ def serve_workers(
     if host not in LOCAL_HOSTS:
         log.warning("serving on %s: other machines can reach it, over plain HTTP; put a TLS reverse proxy in "
                     "front (README, \"Safety and limits\")", host)
+    if app_options.get("readers") is None:
+        app_options["readers"] = worker_readers(workers)
     os.environ[_WORKER_ENV] = json.dumps({"config": str(config_path), "host": host, "options": app_options,
                                           "log_level": log_level})
     uvicorn.run("jezero.server.http:worker_app", factory=True, host=host, port=port, workers=workers,

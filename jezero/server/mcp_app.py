@@ -185,9 +185,11 @@ class _Tools:
             raise ToolError("the query took too long: use more distinctive words or a filter") from None
 
 
-def result(answer: dict[str, Any]) -> CallToolResult:
-    """A tool result whose text is compact JSON (an agent reads the text; an app the structure)."""
-    return CallToolResult(content=[TextContent(type="text", text=shape.dumps(answer))], structured_content=answer)
+def result(answer: dict[str, Any] | tuple[dict[str, Any], str]) -> CallToolResult:
+    """A tool result whose text is compact JSON (an agent reads the text; an app the structure);
+    given (answer, text) from shape.fitted, the text already made."""
+    answer, text = answer if isinstance(answer, tuple) else (answer, shape.dumps(answer))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
 
 
 def build_mcp_server(
@@ -266,7 +268,7 @@ def build_mcp_server(
         elif not hits:
             answer["note"] = ("no match. Matching is literal: retry with a synonym, the singular, a shorter "
                               "fragment, or fewer words; check filter names with catalog")
-        return result(shape.fit(answer, "items"))
+        return result(shape.fitted(answer, "items"))
 
     @server.tool(title="Newer work on the same subject", description=DESCRIPTIONS["later"], annotations=READ_ONLY)
     def later(
@@ -285,7 +287,7 @@ def build_mcp_server(
         elif answer["matched_by"] == "project_timeline":
             answer["note"] = ("nothing newer matched this subject; these are the project's newer items by date, "
                               "context rather than a change")
-        return result(shape.fit(answer, "items"))
+        return result(shape.fitted(answer, "items"))
 
     @server.tool(title="Items by date", description=DESCRIPTIONS["timeline"], annotations=READ_ONLY)
     def timeline(
@@ -300,7 +302,7 @@ def build_mcp_server(
         answer: dict[str, Any] = {"items": [shape.hit(h) for h in items]}
         if not items:
             answer["note"] = "no items for these filters; check the names with catalog"
-        return result(shape.fit(answer, "items"))
+        return result(shape.fitted(answer, "items"))
 
     @server.tool(title="One item in full", description=DESCRIPTIONS["get_item"], annotations=READ_ONLY)
     def get_item(
@@ -343,7 +345,7 @@ def build_mcp_server(
     def catalog() -> CallToolResult:
         cat = tools.run(q.catalog, allowed=tools.allowed())
         answer = {"sources": list(cat.get("sources", [])), "projects": list(cat.get("projects", []))}
-        return result(shape.fit(answer, "projects", "projects"))
+        return result(shape.fitted(answer, "projects", "projects"))
 
     return server
 

@@ -69,8 +69,22 @@ def item(it: dict[str, Any]) -> dict[str, Any]:
 def fit(answer: dict[str, Any], list_key: str, what: str = "items") -> dict[str, Any]:
     """Drop entries from the end of answer[list_key] until the JSON is within MAX_ANSWER_CHARS,
     and say how many were left out."""
+    return fitted(answer, list_key, what)[0]
+
+
+def fitted(answer: dict[str, Any], list_key: str, what: str = "items") -> tuple[dict[str, Any], str]:
+    """fit, and the answer's JSON text: measuring the answer already made it, and a tool result
+    carries it (mcp_app.result), so it is not made twice."""
+    text = dumps(answer)
+    if len(text) <= MAX_ANSWER_CHARS:
+        return answer, text
+    answer = _cut(answer, list_key, what)
+    return answer, dumps(answer)
+
+
+def _cut(answer: dict[str, Any], list_key: str, what: str) -> dict[str, Any]:
     entries = answer.get(list_key)
-    if not isinstance(entries, list) or len(dumps(answer)) <= MAX_ANSWER_CHARS:
+    if not isinstance(entries, list):
         return answer
     total = len(entries)
     sizes = [len(dumps(e)) + 1 for e in entries]

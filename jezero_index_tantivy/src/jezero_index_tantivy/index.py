@@ -55,6 +55,9 @@ SPACE = "\u2581"  # stands for white space inside a trigram (the field's tokeniz
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 _WORDS = "jz_words"
+# Term queries kept per index state (TantivyIndex._query); a new state starts over.
+TERM_QUERIES_KEPT = 20_000
+_UNBUILT = object()
 
 
 def folder_for(library: Path) -> Path:
@@ -397,6 +400,10 @@ class TantivyIndex(DerivedIndex):
         self.use_pairs = True  # the benchmark turns it off to measure what the pairs gain
         self._messages = None
         self._messages_lock = threading.Lock()
+        # (searcher, {(term text, use_pairs): its tantivy query or None}): a term's query depends
+        # only on the index state (the doc_freqs that choose words, phrase or substring), so it is
+        # built once per state (analysis and 5-15 doc_freq calls a term), not once per search.
+        self._term_queries: tuple = (None, {})
 
     @property
     def message_index(self):
@@ -455,8 +462,17 @@ class TantivyIndex(DerivedIndex):
 
     def _query(self, searcher, request: Request):
         clauses = []
+        cached = self._term_queries
+        if cached[0] is not searcher:  # another index state: its doc_freqs may differ
+            cached = self._term_queries = (searcher, {})
+        built = cached[1]
         for term in request.terms:
-            q = self._term_query(searcher, term.text)
+            key = (term.text, self.use_pairs)
+            q = built.get(key, _UNBUILT)
+            if q is _UNBUILT:
+                q = self._term_query(searcher, term.text)
+                if len(built) < TERM_QUERIES_KEPT:
+                    built[key] = q
             if q is not None:
                 clauses.append((tantivy.Occur.Should, q))
         if not clauses:
