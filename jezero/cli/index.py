@@ -10,11 +10,10 @@ import typer
 from jezero.cli import app
 from jezero.cli.common import fail, load_config, out, print_json, sqlite_only
 
-# Past this many items the FTS5 engine's searches of many common words cost more than a hook's
-# budget allows: at 100k a first prompt's search takes 128 / 233 ms CPU p50 / p95 on FTS5 and
-# 8.5 / 13.3 ms on tantivy (benchmarks/hooks/README.md); at 10k FTS5's p99 is 18 ms
-# (benchmarks/search/README.md). The advice starts halfway.
-FTS5_ADVICE_ITEMS = 50_000
+# Past this many items FTS5's search of a first prompt's words outgrows the hook's share of its
+# 150 ms: search() alone, CPU p50 / p95, 34 / 73 ms at 20k, 82 / 159 at 50k, 128 / 233 at 100k,
+# next to the hook's own ~40-50 ms; tantivy 8.5 / 13.3 at 100k (benchmarks/hooks/README.md).
+FTS5_ADVICE_ITEMS = 30_000
 
 
 @app.command()
