@@ -149,6 +149,11 @@ LANE_SESSIONS = 50
 # its current-first over every hit). Half A: 50 and 30 score alike (2.483; half B too), 20 2.445,
 # 10 2.311; 30 cut the fused search's mean CPU at 10,000 sessions from 12.6 to 11.6 ms.
 ITEMS_SESSIONS = 30
+GATE_OF_BEST = False
+UNSEEN_EVIDENCE = False
+NEAR_TIE_SAME = 0
+GATE_FULL = None
+CURRENT_LEAD = "items"
 
 
 def check_lanes(lanes, *, vectors: bool = False) -> tuple[str, ...]:
@@ -242,6 +247,12 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 ranked, moved = _newer_on_near_ties(ranked, shown)
             out = Hits()
             out.evidence = {key: score for key, score, _ in scored}  # for the items' gate
+            # what a session the lane could not see holds at least, if it holds the capped words
+            flat = {text: found[0][3] for text, found in per_term if text in capped and found}
+            out.unseen = 0.0
+            if UNSEEN_EVIDENCE and flat:
+                out.unseen = sum(flat.values()) * ((sum(weights[t] for t in flat) / whole) ** COVERAGE_POWER
+                                                   if COVERAGE_POWER and whole > 0 else 1.0)
             out.held = {key: by_term.keys() for key, _, by_term in scored}  # the terms each transcript holds
             out.names = frozenset(t.text for t in terms if t.part_of is None and _is_name(t))
             for best, score, matched in ranked:
@@ -266,9 +277,10 @@ def _newer_on_near_ties(ranked, shown):
     ranked, moved = list(ranked), set()
     i = 1
     while i < len(ranked):
-        (b0, s0, _), (b1, s1, _) = ranked[i - 1], ranked[i]
+        (b0, s0, t0), (b1, s1, t1) = ranked[i - 1], ranked[i]
         m0, m1 = shown.get(b0), shown.get(b1)
-        if m0 and m1 and s1 >= (1 - NEAR_TIE) * s0 and m1.at > m0.at:
+        tie = NEAR_TIE_SAME if NEAR_TIE_SAME and set(t0) <= set(t1) else NEAR_TIE
+        if m0 and m1 and s1 >= (1 - tie) * s0 and m1.at > m0.at:
             ranked[i - 1], ranked[i] = ranked[i], ranked[i - 1]
             moved.add(b1)
             i += 2
@@ -381,8 +393,11 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
     gate = None
     evidence = getattr(lane, "evidence", None)
     if lane and evidence:
-        best = -lane[0].match.bm25
-        gate = {key: (evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
+        best = max(evidence.values()) if GATE_OF_BEST else -lane[0].match.bm25
+        unseen = getattr(lane, "unseen", 0.0)
+        unheld = (min(unseen, best) / best) ** GATE_POWER if unseen else UNHELD_GATE
+        gate = {key: (min(1.0, evidence[key] / (GATE_FULL * best)) if GATE_FULL else evidence[key] / best) ** GATE_POWER
+                if key in evidence else unheld for key in keys}
         if INHERIT_GATE:
             by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
             for moved, anchor in getattr(item_hits, "placed", {}).items():
@@ -523,7 +538,19 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
         relevance.setdefault(key, (h.get("score") or 0.0) if held else 0.0)
     fused_score = {h["id"]: h["score"] for h in hits}
     for h in hits:
-        h["score"] = relevance.get((h["source"], h["session_id"]), math.inf)
+        key = (h["source"], h["session_id"])
+        if CURRENT_LEAD == "fused":
+            h["score"] = fused_score[h["id"]] if relevance.get(key, 1.0) > 0 else 0.0
+        elif CURRENT_LEAD == "lanes" and evidence:
+            items_best = max(relevance.values(), default=0.0) or 1.0
+            ev_best = max(evidence.values())
+            r = relevance.get(key)
+            if r is None or r == 0.0:
+                h["score"] = math.inf if r is None else 0.0
+            else:
+                h["score"] = max((r or 0.0) / items_best, evidence.get(key, 0.0) / ev_best)
+        else:
+            h["score"] = relevance.get(key, math.inf)
     held, names = (getattr(lane, "held", None), getattr(lane, "names", None)) if lane else (None, None)
 
     def holds_enough(hit: dict, anchor: dict) -> bool:
