@@ -100,6 +100,16 @@ CURRENT_COVERAGE = 0.5
 # the certbot session's subject) now moves. Half A: 2.474 at MOVE_SHARE, 2.483 at SELF_SHARE and
 # at 0.1 (coding A MRR@10 0.936 -> 0.945); half B unchanged.
 FUSED_MOVE_SHARE = current.SELF_SHARE
+# The fused current-first's lead test (current.MAX_LEAD: the anchor at most twice the newer hit)
+# compares each hit's standing in the lane that ranks it best: its items relevance or its
+# transcript's evidence, each as a share of that lane's best. The items' relevance alone held back
+# a revision whose short summary says the new choice in other words while its transcript leads the
+# messages lane (`límite de peticiones por minuto por clave de API`: the first rate-limit session
+# led the items 5.8x, while the third's transcript scored 0.90 of the first's). Half A (branch
+# quality3): 2.422 -> 2.431 (coding A MRR@10 0.906 -> 0.915: that query 2nd -> 1st, no other query
+# of any set moved, none of error, command or file); half B unchanged; with the tantivy engine no
+# query moved; `later` unchanged.
+LEAD_BY_EITHER_LANE = True
 # The messages lane weighs each term by the sessions that hold it (SESSION_IDF), not by the
 # messages: a session repeats its own subject through many messages (`backfill` in 105 messages of
 # 2 sessions read as more common than `total`, said once in each of 22). Each term's bm25 is
@@ -149,11 +159,6 @@ LANE_SESSIONS = 50
 # its current-first over every hit). Half A: 50 and 30 score alike (2.483; half B too), 20 2.445,
 # 10 2.311; 30 cut the fused search's mean CPU at 10,000 sessions from 12.6 to 11.6 ms.
 ITEMS_SESSIONS = 30
-GATE_OF_BEST = False
-UNSEEN_EVIDENCE = False
-NEAR_TIE_SAME = 0
-GATE_FULL = None
-CURRENT_LEAD = "items"
 
 
 def check_lanes(lanes, *, vectors: bool = False) -> tuple[str, ...]:
@@ -247,12 +252,6 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 ranked, moved = _newer_on_near_ties(ranked, shown)
             out = Hits()
             out.evidence = {key: score for key, score, _ in scored}  # for the items' gate
-            # what a session the lane could not see holds at least, if it holds the capped words
-            flat = {text: found[0][3] for text, found in per_term if text in capped and found}
-            out.unseen = 0.0
-            if UNSEEN_EVIDENCE and flat:
-                out.unseen = sum(flat.values()) * ((sum(weights[t] for t in flat) / whole) ** COVERAGE_POWER
-                                                   if COVERAGE_POWER and whole > 0 else 1.0)
             out.held = {key: by_term.keys() for key, _, by_term in scored}  # the terms each transcript holds
             out.names = frozenset(t.text for t in terms if t.part_of is None and _is_name(t))
             for best, score, matched in ranked:
@@ -277,10 +276,9 @@ def _newer_on_near_ties(ranked, shown):
     ranked, moved = list(ranked), set()
     i = 1
     while i < len(ranked):
-        (b0, s0, t0), (b1, s1, t1) = ranked[i - 1], ranked[i]
+        (b0, s0, _), (b1, s1, _) = ranked[i - 1], ranked[i]
         m0, m1 = shown.get(b0), shown.get(b1)
-        tie = NEAR_TIE_SAME if NEAR_TIE_SAME and set(t0) <= set(t1) else NEAR_TIE
-        if m0 and m1 and s1 >= (1 - tie) * s0 and m1.at > m0.at:
+        if m0 and m1 and s1 >= (1 - NEAR_TIE) * s0 and m1.at > m0.at:
             ranked[i - 1], ranked[i] = ranked[i], ranked[i - 1]
             moved.add(b1)
             i += 2
@@ -393,11 +391,8 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
     gate = None
     evidence = getattr(lane, "evidence", None)
     if lane and evidence:
-        best = max(evidence.values()) if GATE_OF_BEST else -lane[0].match.bm25
-        unseen = getattr(lane, "unseen", 0.0)
-        unheld = (min(unseen, best) / best) ** GATE_POWER if unseen else UNHELD_GATE
-        gate = {key: (min(1.0, evidence[key] / (GATE_FULL * best)) if GATE_FULL else evidence[key] / best) ** GATE_POWER
-                if key in evidence else unheld for key in keys}
+        best = -lane[0].match.bm25
+        gate = {key: (evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
         if INHERIT_GATE:
             by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
             for moved, anchor in getattr(item_hits, "placed", {}).items():
@@ -524,12 +519,14 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     """The current decision first, over the fused order. The messages lane places the first
     session of a decision chain high (it states the subject at length, in the words people ask
     with), above the short revision the items lane had moved first. The rule (current.py) weighs
-    items' relevance, so each hit carries its session's items score while it runs; a session only
+    each hit's score, so each hit carries its session's standing (its items relevance, or with
+    LEAD_BY_EITHER_LANE its best share of either lane's best) while it runs; a session only
     the messages found has none and is never displaced (its score reads as unbounded). A newer hit
     moves only when its transcript holds CURRENT_EVIDENCE of the lane's best evidence, every name
     of the query the anchor's transcript holds and CURRENT_COVERAGE of the anchor's query terms
     (`reorder(hits, may_move, move_share)` checks the last two per pair, and the subject at
-    FUSED_MOVE_SHARE)."""
+    FUSED_MOVE_SHARE). The lead the rule allows (current.MAX_LEAD) is read, with
+    LEAD_BY_EITHER_LANE, in whichever lane ranks the hit best (standing())."""
     evidence = getattr(lane, "evidence", None) if lane else None
     relevance: dict[tuple[str, str], float] = {}
     for h in item_hits:
@@ -537,20 +534,22 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
         held = not evidence or evidence.get(key, 0.0) >= CURRENT_EVIDENCE * -lane[0].match.bm25
         relevance.setdefault(key, (h.get("score") or 0.0) if held else 0.0)
     fused_score = {h["id"]: h["score"] for h in hits}
+    items_best = max((h.get("score") or 0.0 for h in item_hits), default=0.0)
+    lane_best = max(evidence.values(), default=0.0) if evidence else 0.0
+
+    def standing(key) -> float:
+        """What MAX_LEAD compares (LEAD_BY_EITHER_LANE): the session's share of the best in the
+        lane that ranks it best, items or messages; unbounded for a session only the messages found
+        (never displaced), 0 for one whose transcript holds too little (never moved)."""
+        held_relevance = relevance.get(key)
+        if held_relevance is None:
+            return math.inf
+        if not held_relevance or not LEAD_BY_EITHER_LANE or items_best <= 0 or lane_best <= 0:
+            return held_relevance
+        return max(held_relevance / items_best, evidence.get(key, 0.0) / lane_best)
+
     for h in hits:
-        key = (h["source"], h["session_id"])
-        if CURRENT_LEAD == "fused":
-            h["score"] = fused_score[h["id"]] if relevance.get(key, 1.0) > 0 else 0.0
-        elif CURRENT_LEAD == "lanes" and evidence:
-            items_best = max(relevance.values(), default=0.0) or 1.0
-            ev_best = max(evidence.values())
-            r = relevance.get(key)
-            if r is None or r == 0.0:
-                h["score"] = math.inf if r is None else 0.0
-            else:
-                h["score"] = max((r or 0.0) / items_best, evidence.get(key, 0.0) / ev_best)
-        else:
-            h["score"] = relevance.get(key, math.inf)
+        h["score"] = standing((h["source"], h["session_id"]))
     held, names = (getattr(lane, "held", None), getattr(lane, "names", None)) if lane else (None, None)
 
     def holds_enough(hit: dict, anchor: dict) -> bool:
