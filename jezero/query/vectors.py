@@ -329,23 +329,46 @@ def _filters(source, project, since) -> tuple[str, list]:
 
 
 def _count_sessions(conn: apsw.Connection, up_to: int, *, sources, source, project, since) -> int:
-    """The sessions whose items pass the filters, counted up to `up_to` (bounded work)."""
+    """The sessions whose items pass the filters, counted up to `up_to` (bounded work). A `since`
+    without a project is read source by source through items(source, occurred_at), the sources
+    found by skipping through that index: a plain scan for the few items of the last days read
+    every older row first (45 ms CPU at 100k items; this way under 1 ms)."""
     where, args = [], []
-    if sources is not None:
-        where.append(f"source IN ({','.join('?' * len(sources))})")
-        args += list(sources)
-    if source is not None:
-        where.append("source = ?")
-        args.append(source)
-    if project is not None:
-        where.append("project = ?")
-        args.append(project)
+    table = "items"
+    if since is not None and project is None:
+        if source is not None:
+            listed = [source] if sources is None or source in sources else []
+        elif sources is not None:
+            listed = list(sources)
+        else:
+            listed = [r[0] for r in conn.execute(_SOURCES)]
+        if not listed:
+            return 0
+        table = "items INDEXED BY items_source_time"
+        where.append(f"source IN ({','.join('?' * len(listed))})")
+        args += listed
+    else:
+        if sources is not None:
+            where.append(f"source IN ({','.join('?' * len(sources))})")
+            args += list(sources)
+        if source is not None:
+            where.append("source = ?")
+            args.append(source)
+        if project is not None:
+            where.append("project = ?")
+            args.append(project)
     if since is not None:
         where.append("occurred_at >= ?")
         args.append(since)
     clause = (" WHERE " + " AND ".join(where)) if where else ""
-    return conn.execute(f"SELECT count(*) FROM (SELECT DISTINCT source, session_id FROM items{clause} LIMIT ?)",
+    return conn.execute(f"SELECT count(*) FROM (SELECT DISTINCT source, session_id FROM {table}{clause} LIMIT ?)",
                         [*args, up_to]).fetchone()[0]
+
+
+# The library's sources, one index step each (a loose scan of items_source_time).
+_SOURCES = ("WITH RECURSIVE s(src) AS (SELECT min(source) FROM items UNION ALL "
+            "SELECT (SELECT min(source) FROM items WHERE source > s.src) FROM s WHERE s.src IS NOT NULL) "
+            "SELECT src FROM s WHERE src IS NOT NULL")
 
 
 def _items(conn: apsw.Connection, ids: set[int]) -> dict[int, tuple]:
