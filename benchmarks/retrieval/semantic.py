@@ -14,6 +14,7 @@ long-chat set: its writers, its libraries, its queries and its scoring), embeds 
     .venv/bin/python benchmarks/retrieval/semantic.py --embedder hashing    # the test embedder (no model)
     .venv/bin/python benchmarks/retrieval/semantic.py --weights 0.5,1,2     # the lane's weight, tuned on half A
     .venv/bin/python benchmarks/retrieval/semantic.py --literal-idf 0.5,1,2,off --unguarded
+    .venv/bin/python benchmarks/retrieval/semantic.py --engine tantivy                 # items and messages on tantivy
     .venv/bin/python benchmarks/retrieval/semantic.py --json out.json
 
 With `--weights` and `--literal-idf`, each pair is scored on half A of the queries (bench.halves:
@@ -37,6 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import bench  # noqa: E402
 from bench import LIMIT, NOW, aggregate, build_library, dedupe, half_key, score, table  # noqa: E402
 from bench import halves as bench_halves  # noqa: E402
 from chats import CHAT_KINDS, chat_specs  # noqa: E402
@@ -45,7 +47,7 @@ from queries import KINDS, QUERIES  # noqa: E402
 from specs import all_specs  # noqa: E402
 
 from jezero import plugins  # noqa: E402
-from jezero.config import Config, SemanticConfig  # noqa: E402
+from jezero.config import Config, SearchConfig, SemanticConfig  # noqa: E402
 from jezero.ingest.embed import embed_library  # noqa: E402
 from jezero.models import EmbedderNotReady  # noqa: E402
 from jezero.query import search  # noqa: E402
@@ -99,7 +101,7 @@ def guarded(literal_idf: float | None):
 
 
 def rankings(lib, lane: VectorLane, q, project, systems, literal_idf) -> dict[str, list[str]]:
-    base = {"limit": LIMIT, "now": NOW, "project": project}
+    base = {"limit": LIMIT, "now": NOW, "project": project, "options": bench.OPTIONS}
 
     def keys(hits):
         return dedupe(lib.by_session.get(h.get("session_id"), "?") for h in hits)
@@ -159,10 +161,12 @@ def main() -> int:
     parser.add_argument("--unguarded", action="store_true", help="also report the hybrid without the literal guard")
     parser.add_argument("--options", type=json.loads, default={}, help='the embedder\'s options as JSON, e.g. \'{"cache_dir": "/x"}\'')
     parser.add_argument("--k", type=int, default=SemanticConfig().k)
+    parser.add_argument("--engine", default="fts5", help="the search index engine: fts5 (default) or tantivy")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--misses", action="store_true", help="list the queries hybrid misses at 5")
     parser.add_argument("--changes", action="store_true", help="list the queries whose first relevant rank moved from keyword to hybrid")
     args = parser.parse_args()
+    bench.OPTIONS = SearchConfig(engine=args.engine)  # build_library syncs the engine's indexes
 
     name = choose_embedder(args.embedder, args.options)
     options = args.options if name != "hashing" else {}
@@ -178,7 +182,7 @@ def main() -> int:
     titles = {"coding": "coding set (all queries)",
               "chats": "conversational set (all queries, each within its conversation)",
               "longchats": "long-chat set (all queries, each within its conversation)"}
-    out: dict = {"embedder": name, "k": args.k}
+    out: dict = {"embedder": name, "k": args.k, "engine": args.engine}
     with tempfile.TemporaryDirectory(prefix="jezero-semantic-") as tmp:
         folder = Path(tmp)
         libs = {set_name: build_library(s_specs, folder / set_name, "offline")
