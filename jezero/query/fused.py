@@ -423,14 +423,17 @@ def vectors_ranked(near) -> Ranked:
     return Ranked(VECTORS, getattr(near, "weight", 0.0), [(x.source, x.session_id) for x in near], list(near))
 
 
-def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain: bool = False) -> list[dict]:
+def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain: bool = False,
+         arrange: Callable[[list[dict], list[str], int], list[dict]] | None = None) -> list[dict]:
     """One hit per session, by weighted reciprocal rank fusion of the lanes' session orders:
     sum over lanes of weight * gate / (RRF_K + rank). Ties go to the first lane's order, then the
-    next. Each session is shown by the first lane (in `lanes` order) that gives it an item."""
+    next. Each session is shown by the first lane (in `lanes` order) that gives it an item.
+    `arrange(order, lane names, limit)`, when given, rearranges the whole fused order before the
+    cut to `limit` (the vector lane's literal guard, query/vectors.py)."""
     sessions: dict[tuple[str, str], dict] = {}
     for lane in lanes:
         for rank, (key, shown) in enumerate(zip(lane.sessions, lane.shown), start=1):
-            entry = sessions.setdefault(key, {"ranks": {}, "shares": {}, "shown": None, "score": 0.0})
+            entry = sessions.setdefault(key, {"key": key, "ranks": {}, "shares": {}, "shown": None, "score": 0.0})
             gate = 1.0 if lane.gate is None else lane.gate.get(key, 0.0)
             share = lane.weight * gate / (RRF_K + rank)
             entry["ranks"][lane.name], entry["shares"][lane.name] = rank, share
@@ -439,7 +442,8 @@ def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain:
                 entry["shown"] = shown
     unranked = max((len(lane.sessions) for lane in lanes), default=0) + 1
     order = sorted(sessions.values(),
-                   key=lambda e: (-e["score"], *(e["ranks"].get(lane.name, unranked) for lane in lanes)))[:limit]
+                   key=lambda e: (-e["score"], *(e["ranks"].get(lane.name, unranked) for lane in lanes)))
+    order = (arrange(order, [lane.name for lane in lanes], limit) if arrange else order)[:limit]
     rows = fetch_hits(conn, [e["shown"].item_id for e in order if not isinstance(e["shown"], dict)])
     hits = []
     for e in order:
@@ -484,6 +488,8 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
     if vectors is not None:
         near = vectors.shown[entry["ranks"][VECTORS] - 1] if VECTORS in entry["ranks"] else None
         out.update(vectors_weight=vectors.weight, vectors_rank=entry["ranks"].get(VECTORS))
+        if "kept_below" in entry:  # held below a literal match of the query (query/vectors.py)
+            out.update(kept_below_literal_match=entry["kept_below"])
         if near is not None and hasattr(near, "similarity"):
             out.update(vectors_similarity=round(near.similarity, 4),
                        vectors_nearest="item" if near.window_id is None else f"message window {near.window_id}")
@@ -502,12 +508,13 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     near = vectors_lane() if vectors_lane is not None and VECTORS in lanes else ()
     notes = (near.off,) if getattr(near, "off", None) else ()
     ranked = [messages_ranked(lane)] + ([vectors_ranked(near)] if near else [])
+    arrange = near.literal_guard(lane) if near else None  # literal matches keep their place (query/vectors.py)
     if "items" not in lanes:
-        hits = Hits(fuse(conn, ranked, limit, explain=explain))
+        hits = Hits(fuse(conn, ranked, limit, explain=explain, arrange=arrange))
         hits.cut, hits.notes = lane.cut, notes
         return hits
     item_hits = items_lane(max(limit, ITEMS_SESSIONS))
-    fused = fuse(conn, [items_ranked(item_hits, lane)] + ranked, limit, explain=explain)
+    fused = fuse(conn, [items_ranked(item_hits, lane)] + ranked, limit, explain=explain, arrange=arrange)
     hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False)
     hits.notes = notes
