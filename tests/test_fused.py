@@ -371,3 +371,38 @@ def test_on_a_near_tie_the_messages_lane_puts_the_newer_session_first(tmp_path, 
         assert sessions(search(c, query, lanes=("messages",), now=NOW))[:2] == ["old", "new"]
     finally:
         c.close()
+
+
+def test_the_lead_a_revision_may_overcome_is_read_in_the_lane_that_ranks_it_best(tmp_path, monkeypatch):
+    # The first session says the query's words again and again in its summary; the revision's item
+    # names the new choice in other words, so the items lane leads with the old one by more than
+    # current.MAX_LEAD (3.3x here) and would keep it first. The revision's transcript holds every
+    # word of the query (0.67 of the old one's evidence): read in the lane that ranks it best, the
+    # lead is within MAX_LEAD and the current decision comes first (LEAD_BY_EITHER_LANE).
+    records = [
+        decided(item("rl1", "Rate limit per API key", "A rate limit per API key: 100 requests per minute per API key, "
+                     "counted per API key in the middleware.",
+                     [("user", "add a rate limit per api key"),
+                      ("assistant", "done: the rate limit is 100 requests a minute for each api key")],
+                     project="billing", day=1),
+                "Rate limit of 100 requests per minute per API key"),
+        decided(item("rl2", "Partners hit the ceiling", "Moved to a token bucket in Redis at 600 a minute.",
+                     [("user", "partners keep hitting the rate limit on their api key, the fixed window is too coarse"),
+                      ("assistant", "the rate limit per api key is now a Redis token bucket, 600 requests a minute")],
+                     project="billing", day=20),
+                "Rate limit moved from 100 per minute to a Redis token bucket at 600 per minute"),
+        *(item(f"other{i}", f"Other work {i}", "Unrelated.", [("user", f"unrelated chore number {i}")],
+               project="billing", day=i) for i in range(6)),
+    ]
+    c = lane_library(tmp_path, records)
+    try:
+        query = "rate limit per api key"
+        items = search(c, query, lanes=("items",), now=NOW)
+        assert sessions(items)[:2] == ["rl1", "rl2"] and items[0]["score"] > 2 * items[1]["score"]
+        hits = search(c, query, now=NOW, explain=True)
+        assert sessions(hits)[:2] == ["rl2", "rl1"]
+        assert hits[0]["explain"]["placed"]["rule"] == "current_first"
+        monkeypatch.setattr(fused, "LEAD_BY_EITHER_LANE", False)  # the items' lead alone: the old one stays
+        assert sessions(search(c, query, now=NOW))[:2] == ["rl1", "rl2"]
+    finally:
+        c.close()

@@ -440,6 +440,60 @@ def test_embed_killed_mid_run_resumes_without_duplicates(tmp_path, plugins_in, r
     assert c["windows"] == c["window_rows"]
 
 
+def test_re_embedding_with_another_model_killed_mid_run_resumes_with_that_model_alone(tmp_path, plugins_in, run_cli):
+    """A model change (`jezero embed` with another embedder setting) killed mid-run leaves only the
+    new model's vectors (the old ones went in the one transaction that adopted it), the rest
+    behind; the lane refuses the old model; the next run finishes without duplicates."""
+    import numpy as np
+
+    from jezero.plugin.testing import HashingEmbedder
+
+    for i in range(12):
+        session(tmp_path, "local", f"s{i:02d}", f"session {i} about the release checklist", f"step {i} done")
+    first = config(tmp_path, options={"salt": "one"})
+    ingest(first)  # every item embedded by the first model as it was written
+    assert counts(first.library_path())["items"] == 12
+    env = {**os.environ, "PYTHONPATH": str(plugin_site(tmp_path))}
+    paced = write_config(tmp_path, enabled=True, options='{ salt = "two", delay = 0.3 }')
+    proc = subprocess.Popen([*jezero_command(), "--config", str(paced), "embed", "--batch", "1"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+    try:
+        for line in proc.stderr:
+            if line.startswith("embedded 3 of 12"):
+                break
+        else:
+            pytest.fail(f"embed ended before it was killed (exit {proc.wait()})")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    c = counts(tmp_path / "lib.sqlite3")
+    assert 3 <= c["items"] < 12 and c["items"] == c["state"] and c["duplicates"] == 0 and c["orphans"] == 0
+    assert c["behind"] == 12 - c["items"]
+    conn = open_readonly(tmp_path / "lib.sqlite3")
+    try:
+        stored.load_extension(conn)
+        assert stored.recorded(conn).model_id == "hashing-v1-256-two"
+        second = HashingEmbedder(salt="two")
+        for item_id, blob in conn.execute(f"SELECT item_id, embedding FROM {stored.ITEM_VECTORS}").fetchall():
+            title, summary, questions, atoms = conn.execute(
+                "SELECT title, summary, questions, atoms FROM items WHERE id = ?", (item_id,)).fetchone()
+            text = stored.item_text(title, summary, json.loads(questions), json.loads(atoms))
+            assert np.allclose(np.frombuffer(blob, dtype=np.float32), stored.unit_rows(second, [text])[0], atol=1e-6)
+    finally:
+        conn.close()
+    assert any("do not mix" in n for n in find(first, "release checklist").notes)  # the old model is refused
+    done = c["items"]
+    again = run_cli("--config", str(write_config(tmp_path, enabled=True, options='{ salt = "two" }')), "embed", "--json",
+                    env={"PYTHONPATH": str(plugin_site(tmp_path))}, check=True)
+    report = json.loads(again.stdout)
+    assert report["embedded"] == 12 - done and report["replaced"] is None
+    c = counts(tmp_path / "lib.sqlite3")
+    assert c["items"] == c["state"] == c["library"] == 12 and c["duplicates"] == 0 and c["behind"] == 0
+    assert c["windows"] == c["window_rows"]
+
+
 def test_status_and_search_say_whether_the_lane_is_on(tmp_path, plugins_in, run_cli):
     session(tmp_path, "local", "a", "ci db go vm ok", "yes")
     ingest(config(tmp_path))

@@ -10,6 +10,11 @@ import typer
 from jezero.cli import app
 from jezero.cli.common import fail, load_config, out, print_json, sqlite_only
 
+# Past this many items FTS5's search of a first prompt's words outgrows the hook's share of its
+# 150 ms: search() alone, CPU p50 / p95, 34 / 73 ms at 20k, 82 / 159 at 50k, 128 / 233 at 100k,
+# next to the hook's own ~40-50 ms; tantivy 8.5 / 13.3 at 100k (benchmarks/hooks/README.md).
+FTS5_ADVICE_ITEMS = 30_000
+
 
 @app.command()
 def reindex(
@@ -45,3 +50,52 @@ def reindex(
         out.print(f"{name}: the index is inside the library, always in step; nothing to do")
     else:
         out.print(f"{name}: {written} items written to the index in {result['seconds']} s")
+
+
+def engine_line(cfg, items: int | None = None) -> str:
+    """One line for `jezero status`: which engine searches the library, with engine_advice()."""
+    from jezero import plugins
+    from jezero.store import backends, engines
+
+    if backends.name(cfg) != backends.SQLITE:
+        return f"search engine: the {backends.name(cfg)} backend's own"
+    name = cfg.search.engine
+    if name != engines.BUILTIN:
+        if name not in plugins.index_engines():
+            return f"search engine: {name}, but no installed plugin gives it: searching with fts5"
+        return f"search engine: {name}"
+    advice = engine_advice(cfg, items)
+    return "search engine: fts5 (inside the library)" + (f"; {advice}" if advice else "")
+
+
+def engine_advice(cfg, items: int | None = None) -> str | None:
+    """How to move to tantivy, for a SQLite library searched by FTS5 that holds FTS5_ADVICE_ITEMS
+    items or more; else None. `items`: the library's item count if the caller has it."""
+    from jezero import plugins
+    from jezero.store import backends, engines
+
+    if backends.name(cfg) != backends.SQLITE or cfg.search.engine != engines.BUILTIN:
+        return None
+    if items is None:
+        items = _count_items(cfg)
+    if items is None or items < FTS5_ADVICE_ITEMS:
+        return None
+    how = ("set [search] engine = \"tantivy\" and run `jezero reindex`" if "tantivy" in plugins.index_engines()
+           else "pip install 'jezero[tantivy]', set [search] engine = \"tantivy\" and run `jezero reindex`")
+    return (f"the library holds {items:,} items, where FTS5's searches of common words slow down "
+            f"(an agent's first-prompt context can miss its budget): {how}")
+
+
+def _count_items(cfg) -> int | None:
+    from jezero.store import StoreError, open_readonly
+
+    if not cfg.library_path().exists():
+        return None
+    try:
+        conn = open_readonly(cfg.library_path())
+    except StoreError:
+        return None
+    try:
+        return conn.execute("SELECT count(*) FROM items").fetchone()[0]
+    finally:
+        conn.close()

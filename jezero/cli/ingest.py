@@ -113,7 +113,9 @@ def status(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.
     if open_warnings:
         out.print(f"{open_warnings} warning(s) not acknowledged: see `jezero warnings`", markup=False)
     from jezero.cli.embed import lane_line
+    from jezero.cli.index import engine_line
 
+    out.print(engine_line(cfg, sum(r["items"] for r in rows) if rows else None), markup=False)
     out.print(lane_line(cfg), markup=False)
 
 

@@ -72,6 +72,7 @@ def serve(
     server = http_server(registry, host, port, log_level=log_level.lower(), connections=connections.value,
                          readers=readers)
     url = f"http://{_url_host(server.config.host)}:{server.config.port}"
+    _advise_engine(cfg)
     if not cfg.clients:
         err.print("warning: the config has no [[clients]], so every request will be refused; "
                   "make a key with `jezero new-token NAME --write`", markup=False)
@@ -88,9 +89,18 @@ def _serve_workers(cfg, host, port, workers: int, connections: str, readers, log
     if not path.exists():
         fail(f"--workers needs a config file for every process to read ({path} does not exist)", 2)
     url = f"http://{_url_host(host or cfg.server.host)}:{port or cfg.server.port}"
+    _advise_engine(cfg)
     err.print(f"serving {_where(cfg)} read-only with {workers} processes: MCP at {url}/mcp, overview at "
               f"{url}/api/v1/overview, health at {url}/health ({len(cfg.clients)} client(s))", markup=False)
     serve_workers(path, host, port, workers=workers, log_level=log_level, connections=connections, readers=readers)
+
+
+def _advise_engine(cfg) -> None:
+    from jezero.cli.index import engine_advice
+
+    advice = engine_advice(cfg)
+    if advice:
+        err.print(f"note: {advice}", markup=False)
 
 
 def _where(cfg) -> str:

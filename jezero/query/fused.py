@@ -100,6 +100,16 @@ CURRENT_COVERAGE = 0.5
 # the certbot session's subject) now moves. Half A: 2.474 at MOVE_SHARE, 2.483 at SELF_SHARE and
 # at 0.1 (coding A MRR@10 0.936 -> 0.945); half B unchanged.
 FUSED_MOVE_SHARE = current.SELF_SHARE
+# The fused current-first's lead test (current.MAX_LEAD: the anchor at most twice the newer hit)
+# compares each hit's standing in the lane that ranks it best: its items relevance or its
+# transcript's evidence, each as a share of that lane's best. The items' relevance alone held back
+# a revision whose short summary says the new choice in other words while its transcript leads the
+# messages lane (`límite de peticiones por minuto por clave de API`: the first rate-limit session
+# led the items 5.8x, while the third's transcript scored 0.90 of the first's). Half A (branch
+# quality3): 2.422 -> 2.431 (coding A MRR@10 0.906 -> 0.915: that query 2nd -> 1st, no other query
+# of any set moved, none of error, command or file); half B unchanged; with the tantivy engine no
+# query moved; `later` unchanged.
+LEAD_BY_EITHER_LANE = True
 # The messages lane weighs each term by the sessions that hold it (SESSION_IDF), not by the
 # messages: a session repeats its own subject through many messages (`backfill` in 105 messages of
 # 2 sessions read as more common than `total`, said once in each of 22). Each term's bm25 is
@@ -413,14 +423,17 @@ def vectors_ranked(near) -> Ranked:
     return Ranked(VECTORS, getattr(near, "weight", 0.0), [(x.source, x.session_id) for x in near], list(near))
 
 
-def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain: bool = False) -> list[dict]:
+def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain: bool = False,
+         arrange: Callable[[list[dict], list[str], int], list[dict]] | None = None) -> list[dict]:
     """One hit per session, by weighted reciprocal rank fusion of the lanes' session orders:
     sum over lanes of weight * gate / (RRF_K + rank). Ties go to the first lane's order, then the
-    next. Each session is shown by the first lane (in `lanes` order) that gives it an item."""
+    next. Each session is shown by the first lane (in `lanes` order) that gives it an item.
+    `arrange(order, lane names, limit)`, when given, rearranges the whole fused order before the
+    cut to `limit` (the vector lane's literal guard, query/vectors.py)."""
     sessions: dict[tuple[str, str], dict] = {}
     for lane in lanes:
         for rank, (key, shown) in enumerate(zip(lane.sessions, lane.shown), start=1):
-            entry = sessions.setdefault(key, {"ranks": {}, "shares": {}, "shown": None, "score": 0.0})
+            entry = sessions.setdefault(key, {"key": key, "ranks": {}, "shares": {}, "shown": None, "score": 0.0})
             gate = 1.0 if lane.gate is None else lane.gate.get(key, 0.0)
             share = lane.weight * gate / (RRF_K + rank)
             entry["ranks"][lane.name], entry["shares"][lane.name] = rank, share
@@ -429,7 +442,8 @@ def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain:
                 entry["shown"] = shown
     unranked = max((len(lane.sessions) for lane in lanes), default=0) + 1
     order = sorted(sessions.values(),
-                   key=lambda e: (-e["score"], *(e["ranks"].get(lane.name, unranked) for lane in lanes)))[:limit]
+                   key=lambda e: (-e["score"], *(e["ranks"].get(lane.name, unranked) for lane in lanes)))
+    order = (arrange(order, [lane.name for lane in lanes], limit) if arrange else order)[:limit]
     rows = fetch_hits(conn, [e["shown"].item_id for e in order if not isinstance(e["shown"], dict)])
     hits = []
     for e in order:
@@ -474,6 +488,8 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
     if vectors is not None:
         near = vectors.shown[entry["ranks"][VECTORS] - 1] if VECTORS in entry["ranks"] else None
         out.update(vectors_weight=vectors.weight, vectors_rank=entry["ranks"].get(VECTORS))
+        if "kept_below" in entry:  # held below a literal match of the query (query/vectors.py)
+            out.update(kept_below_literal_match=entry["kept_below"])
         if near is not None and hasattr(near, "similarity"):
             out.update(vectors_similarity=round(near.similarity, 4),
                        vectors_nearest="item" if near.window_id is None else f"message window {near.window_id}")
@@ -492,12 +508,13 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     near = vectors_lane() if vectors_lane is not None and VECTORS in lanes else ()
     notes = (near.off,) if getattr(near, "off", None) else ()
     ranked = [messages_ranked(lane)] + ([vectors_ranked(near)] if near else [])
+    arrange = near.literal_guard(lane) if near else None  # literal matches keep their place (query/vectors.py)
     if "items" not in lanes:
-        hits = Hits(fuse(conn, ranked, limit, explain=explain))
+        hits = Hits(fuse(conn, ranked, limit, explain=explain, arrange=arrange))
         hits.cut, hits.notes = lane.cut, notes
         return hits
     item_hits = items_lane(max(limit, ITEMS_SESSIONS))
-    fused = fuse(conn, [items_ranked(item_hits, lane)] + ranked, limit, explain=explain)
+    fused = fuse(conn, [items_ranked(item_hits, lane)] + ranked, limit, explain=explain, arrange=arrange)
     hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False)
     hits.notes = notes
@@ -509,12 +526,14 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     """The current decision first, over the fused order. The messages lane places the first
     session of a decision chain high (it states the subject at length, in the words people ask
     with), above the short revision the items lane had moved first. The rule (current.py) weighs
-    items' relevance, so each hit carries its session's items score while it runs; a session only
+    each hit's score, so each hit carries its session's standing (its items relevance, or with
+    LEAD_BY_EITHER_LANE its best share of either lane's best) while it runs; a session only
     the messages found has none and is never displaced (its score reads as unbounded). A newer hit
     moves only when its transcript holds CURRENT_EVIDENCE of the lane's best evidence, every name
     of the query the anchor's transcript holds and CURRENT_COVERAGE of the anchor's query terms
     (`reorder(hits, may_move, move_share)` checks the last two per pair, and the subject at
-    FUSED_MOVE_SHARE)."""
+    FUSED_MOVE_SHARE). The lead the rule allows (current.MAX_LEAD) is read, with
+    LEAD_BY_EITHER_LANE, in whichever lane ranks the hit best (standing())."""
     evidence = getattr(lane, "evidence", None) if lane else None
     relevance: dict[tuple[str, str], float] = {}
     for h in item_hits:
@@ -522,8 +541,22 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
         held = not evidence or evidence.get(key, 0.0) >= CURRENT_EVIDENCE * -lane[0].match.bm25
         relevance.setdefault(key, (h.get("score") or 0.0) if held else 0.0)
     fused_score = {h["id"]: h["score"] for h in hits}
+    items_best = max((h.get("score") or 0.0 for h in item_hits), default=0.0)
+    lane_best = max(evidence.values(), default=0.0) if evidence else 0.0
+
+    def standing(key) -> float:
+        """What MAX_LEAD compares (LEAD_BY_EITHER_LANE): the session's share of the best in the
+        lane that ranks it best, items or messages; unbounded for a session only the messages found
+        (never displaced), 0 for one whose transcript holds too little (never moved)."""
+        held_relevance = relevance.get(key)
+        if held_relevance is None:
+            return math.inf
+        if not held_relevance or not LEAD_BY_EITHER_LANE or items_best <= 0 or lane_best <= 0:
+            return held_relevance
+        return max(held_relevance / items_best, evidence.get(key, 0.0) / lane_best)
+
     for h in hits:
-        h["score"] = relevance.get((h["source"], h["session_id"]), math.inf)
+        h["score"] = standing((h["source"], h["session_id"]))
     held, names = (getattr(lane, "held", None), getattr(lane, "names", None)) if lane else (None, None)
 
     def holds_enough(hit: dict, anchor: dict) -> bool:

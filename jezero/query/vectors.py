@@ -20,6 +20,7 @@ Imported only when the lane is on: it brings numpy, sqlite-vec and the plugin ho
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -27,8 +28,11 @@ import apsw
 
 from jezero.config import SemanticConfig
 from jezero.models import EmbedderNotReady
+from jezero.query import bm25
 from jezero.query.common import Hits
 from jezero.store import vectors as stored
+
+VECTORS = "vectors"  # the lane's name in the fusion (fused.VECTORS)
 
 # Sessions the lane hands to the fusion, as many as the messages lane (fused.LANE_SESSIONS).
 LANE_SESSIONS = 50
@@ -49,6 +53,15 @@ class VectorHit:
 class VectorHits(Hits):
     off: str | None = None  # why the lane did not answer; None when it did
     weight: float = 0.0  # its weight in the fusion
+
+    count_sessions = None  # counts the sessions within the search's filters, up to n (set by the lane)
+
+    def literal_guard(self, messages):
+        """The fusion's rearrangement for this lane (fused.fuse's `arrange`), or None: see
+        keep_literal_matches(). `messages` is the messages lane's answer (its terms per session)."""
+        if self.count_sessions is None:
+            return None
+        return literal_guard(messages, self.count_sessions)
 
 
 class VectorLane:
@@ -107,6 +120,8 @@ class VectorLane:
         for (src, session_id), (distance, item_id, window_id) in list(best.items())[:limit]:
             out.append(VectorHit(item_id, src, session_id, len(out) + 1, 1.0 - distance * distance / 2.0, window_id))
         out.weight = lane_weight(self.config.weight, [h.similarity for h in out])
+        out.count_sessions = lambda up_to: _count_sessions(conn, up_to, sources=sources, source=source,
+                                                           project=project, since=since)
         return out
 
 
@@ -199,6 +214,89 @@ def _exact(conn: apsw.Connection, table: str, key: str, ids: list[int], vector) 
     return {r[0]: float(d) for r, d in zip(rows, distances)}
 
 
+# Literal matches keep their place (keep_literal_matches): a session the keyword lanes rank above
+# another, whose transcript holds a literal term of the query that the other's lacks, stays above
+# it whatever the vectors say. A literal term is a name (quoted, or holding digits or punctuation:
+# `--clean`, `app/services/pdf.py`, `E0502`; fused._is_name) or a word few of the sessions searched
+# hold: its IDF over the sessions within the search's filters, bm25.idf(sessions, holding), at least
+# LITERAL_IDF (1.0: about a quarter of them at most, 10 of 40 sessions; 8 of 40 is 1.34).
+# The vector lane ranks sessions about the query's subject, and a session about the same subject
+# that lacks the error code, the command, the file name or the rare word the query and a keyword
+# hit share is the "about the same topic" neighbour that must not displace it. Chosen on half A of
+# benchmarks/retrieval (semantic.py; README's semantic section): IDF 0.001 (any word fewer than half
+# hold), 0.5 and 1.0 score alike on A (no kind below keyword at R@5; R@5 2.275, MRR@10 2.123 summed
+# over the three sets), 1.5 loses MRR (2.112), 2.0 and above lose long_update at R@5, no guard loses
+# long_fact and long_update; 1.0, the largest of the ties, guards the fewest words.
+LITERAL_GUARD = True
+LITERAL_IDF = 1.0
+
+
+def literal_guard(messages, count_sessions):
+    """The `arrange` of fused.fuse for a query the messages lane answered (`messages`: its terms per
+    session, `held`; the query's names; the terms it read at their newest messages only, which
+    are common), or None when no session holds a literal term of the query (then the fused order
+    stands). `count_sessions(n)` counts the sessions within the search's filters, up to n."""
+    if not LITERAL_GUARD or not messages:
+        return None
+    held = getattr(messages, "held", None) or {}
+    names = set(getattr(messages, "names", ()))
+    capped = set(messages[0].capped)
+    holding: dict[str, int] = {}
+    for terms in held.values():
+        for t in terms:
+            holding[t] = holding.get(t, 0) + 1
+    rare = {t: n for t, n in holding.items() if t not in capped and t not in names}
+    literal = {t for t in names if t in holding}
+    if rare:
+        # the sessions searched, counted only as far as the rarity of the commonest word needs
+        needed = math.ceil(math.exp(LITERAL_IDF) * (max(rare.values()) + 0.5) + max(rare.values()))
+        sessions = count_sessions(needed)
+        literal |= {t for t, n in rare.items() if bm25.idf(sessions, min(n, sessions)) >= LITERAL_IDF}
+    literals = {key: frozenset(literal.intersection(terms)) for key, terms in held.items()}
+    literals = {key: terms for key, terms in literals.items() if terms}
+    if not literals:
+        return None
+
+    def arrange(order: list[dict], lanes: list[str], limit: int) -> list[dict]:
+        return keep_literal_matches(order, lanes, limit, held, literals)
+
+    return arrange
+
+
+def keep_literal_matches(order: list[dict], lanes: list[str], limit: int, held: dict, literals: dict) -> list[dict]:
+    """The fused order (fused.fuse's entries, best first) under the literal guard (LITERAL_IDF):
+    the first `limit` places are filled one by one, each with the first session of the fused order
+    that no session still unplaced guards against; the rest follow in their order. A session A
+    guards against B when the keyword lanes alone (every lane but this one, by their fused shares)
+    rank A above B and A's transcript holds a literal term of the query that B's does not
+    (`literals`: each session's literal terms; `held`: each session's terms). The keyword lanes'
+    first among the sessions left is never guarded against, so each place is filled. A session
+    held back records which session and terms kept it below (`kept_below`, for explain)."""
+    keyword = [name for name in lanes if name != VECTORS]
+    unranked = len(order) + 1
+
+    def keyword_key(e: dict):
+        return (-(e["score"] - e["shares"].get(VECTORS, 0.0)), *(e["ranks"].get(n, unranked) for n in keyword))
+
+    position = {id(e): i for i, e in enumerate(sorted(order, key=keyword_key))}
+    guards = sorted((e for e in order if e["key"] in literals), key=lambda e: position[id(e)])
+    left, placed = list(order), []
+    while left and len(placed) < limit:
+        for i, e in enumerate(left):
+            mine = held.get(e["key"], _NONE)
+            by = next((g for g in guards if position[id(g)] < position[id(e)] and not literals[g["key"]] <= mine),
+                      None)
+            if by is None:
+                break
+            e.setdefault("kept_below", {"session": by["key"][1], "literal": sorted(literals[by["key"]] - set(mine))})
+        placed.append(left.pop(i))
+        guards = [g for g in guards if g is not placed[-1]]
+    return placed + left
+
+
+_NONE = frozenset()
+
+
 def lane_weight(weight: float, similarities: list[float]) -> float:
     """The lane's say in the fusion for this query."""
     return weight
@@ -228,6 +326,49 @@ def _filters(source, project, since) -> tuple[str, list]:
         where.append("at >= ?")
         args.append(stored.seconds(since))  # rounded down: _passes compares the exact times
     return "".join(" AND " + w for w in where), args
+
+
+def _count_sessions(conn: apsw.Connection, up_to: int, *, sources, source, project, since) -> int:
+    """The sessions whose items pass the filters, counted up to `up_to` (bounded work). A `since`
+    without a project is read source by source through items(source, occurred_at), the sources
+    found by skipping through that index: a plain scan for the few items of the last days read
+    every older row first (45 ms CPU at 100k items; this way under 1 ms)."""
+    where, args = [], []
+    table = "items"
+    if since is not None and project is None:
+        if source is not None:
+            listed = [source] if sources is None or source in sources else []
+        elif sources is not None:
+            listed = list(sources)
+        else:
+            listed = [r[0] for r in conn.execute(_SOURCES)]
+        if not listed:
+            return 0
+        table = "items INDEXED BY items_source_time"
+        where.append(f"source IN ({','.join('?' * len(listed))})")
+        args += listed
+    else:
+        if sources is not None:
+            where.append(f"source IN ({','.join('?' * len(sources))})")
+            args += list(sources)
+        if source is not None:
+            where.append("source = ?")
+            args.append(source)
+        if project is not None:
+            where.append("project = ?")
+            args.append(project)
+    if since is not None:
+        where.append("occurred_at >= ?")
+        args.append(since)
+    clause = (" WHERE " + " AND ".join(where)) if where else ""
+    return conn.execute(f"SELECT count(*) FROM (SELECT DISTINCT source, session_id FROM {table}{clause} LIMIT ?)",
+                        [*args, up_to]).fetchone()[0]
+
+
+# The library's sources, one index step each (a loose scan of items_source_time).
+_SOURCES = ("WITH RECURSIVE s(src) AS (SELECT min(source) FROM items UNION ALL "
+            "SELECT (SELECT min(source) FROM items WHERE source > s.src) FROM s WHERE s.src IS NOT NULL) "
+            "SELECT src FROM s WHERE src IS NOT NULL")
 
 
 def _items(conn: apsw.Connection, ids: set[int]) -> dict[int, tuple]:
