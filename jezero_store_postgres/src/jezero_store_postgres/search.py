@@ -140,7 +140,7 @@ class Ranker:
                 parts.append(f"(SELECT {k} AS k, s.id, ts_rank_cd('{RANK_WEIGHTS}', s.fts, {query_sql}, 1) AS r "
                              "FROM (SELECT DISTINCT id FROM search_postings WHERE word = ANY(?) LIMIT ?) AS p "
                              "JOIN items_search AS s ON s.id = p.id)")
-                args += [list(held), half, query_arg]
+                args += [query_arg, list(held), half]
             else:
                 query_sql, query_arg = _tsquery(text)
                 parts.append(f"(SELECT {k} AS k, id, ts_rank_cd('{RANK_WEIGHTS}', fts, {query_sql}, 1) AS r "

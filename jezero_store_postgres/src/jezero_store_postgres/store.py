@@ -219,10 +219,14 @@ class PostgresStore(StoreStatements):
 
     def tidy_index(self, written: int = 0, pages: int = 500) -> None:
         """PostgreSQL's autovacuum keeps the GIN indexes' pending lists merged; after a large
-        share of the library was written, the planner's statistics are refreshed at once."""
+        share of the library was written, the planner's statistics are refreshed at once, and
+        the postings are vacuumed so that searches read them from their index alone (an
+        index-only scan reads the table for every page the visibility map does not yet mark)."""
         if written >= 1000:
             self.db.execute("ANALYZE items")
             self.db.execute("ANALYZE items_search")
+            if not self.db.in_transaction:  # VACUUM runs outside a transaction only
+                self.db.execute("VACUUM (ANALYZE) search_postings, search_words")
 
     def index_segments(self) -> int:
         return 0
