@@ -162,26 +162,36 @@ def _v3(db) -> None:
         CREATE INDEX search_postings_item ON search_postings(id);
         CREATE INDEX search_words_trgm ON search_words USING gin(word gin_trgm_ops);
 
+        -- Statement-level, from the transition tables: a write of many items changes each
+        -- word's count once (a row updated again and again in one transaction would leave a
+        -- chain of versions every later update walks).
         CREATE FUNCTION jezero_search_terms() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             IF TG_OP IN ('UPDATE', 'DELETE') THEN
-                UPDATE search_words AS w SET rows = w.rows - 1
-                    FROM unnest(tsvector_to_array(OLD.fts)) AS l(word) WHERE w.word = l.word;
-                DELETE FROM search_words AS w USING unnest(tsvector_to_array(OLD.fts)) AS l(word)
-                    WHERE w.word = l.word AND w.rows <= 0;
-                DELETE FROM search_postings WHERE id = OLD.id;
-                UPDATE search_words SET rows = rows - 1 WHERE word = '';
+                UPDATE search_words AS w SET rows = w.rows - d.n
+                    FROM (SELECT l.word, count(*) AS n FROM old_rows AS o, unnest(tsvector_to_array(o.fts)) AS l(word)
+                          GROUP BY l.word) AS d
+                    WHERE w.word = d.word;
+                DELETE FROM search_words WHERE rows <= 0 AND word <> '';
+                DELETE FROM search_postings AS p USING old_rows AS o WHERE p.id = o.id;
+                UPDATE search_words SET rows = rows - (SELECT count(*) FROM old_rows) WHERE word = '';
             END IF;
             IF TG_OP IN ('INSERT', 'UPDATE') THEN
-                INSERT INTO search_words(word, rows) SELECT l.word, 1 FROM unnest(tsvector_to_array(NEW.fts)) AS l(word)
-                    ON CONFLICT(word) DO UPDATE SET rows = search_words.rows + 1;
-                INSERT INTO search_postings(word, id, w, len) {_POSTING_SQL.format(id="NEW.id", fts="NEW.fts")};
-                UPDATE search_words SET rows = rows + 1 WHERE word = '';
+                INSERT INTO search_words(word, rows)
+                    SELECT l.word, count(*) FROM new_rows AS n, unnest(tsvector_to_array(n.fts)) AS l(word) GROUP BY l.word
+                    ON CONFLICT(word) DO UPDATE SET rows = search_words.rows + excluded.rows;
+                INSERT INTO search_postings(word, id, w, len)
+                    SELECT p.* FROM new_rows AS s, LATERAL ({_POSTING_SQL.format(id="s.id", fts="s.fts")}) AS p;
+                UPDATE search_words SET rows = rows + (SELECT count(*) FROM new_rows) WHERE word = '';
             END IF;
             RETURN NULL;
         END $$;
-        CREATE TRIGGER items_search_terms AFTER INSERT OR UPDATE OF fts OR DELETE ON items_search
-            FOR EACH ROW EXECUTE FUNCTION jezero_search_terms();
+        CREATE TRIGGER items_search_terms_insert AFTER INSERT ON items_search REFERENCING NEW TABLE AS new_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION jezero_search_terms();
+        CREATE TRIGGER items_search_terms_update AFTER UPDATE ON items_search
+            REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION jezero_search_terms();
+        CREATE TRIGGER items_search_terms_delete AFTER DELETE ON items_search REFERENCING OLD TABLE AS old_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION jezero_search_terms();
         ANALYZE search_words;
         ANALYZE search_postings;
     """)
