@@ -4,7 +4,16 @@ the limit, the hit fields, `later` and its bars), so only what finds and scores 
 
 Matching is FTS5's trigram matching: a term matches an item whose five indexed fields, folded
 (lowercase, no diacritics), contain it as a substring (`migrat` finds `migration`, `brulee` finds
-`Crème brûlée`), found through a pg_trgm GIN index (`LIKE '%term%'`).
+`Crème brûlée`). How the rows are found depends on how PostgreSQL's parser reads the term:
+
+- one token, or a compound it keeps whole (a word, a path, `sqlite-vec`): wherever an item holds
+  the term, it is inside one of the item's lexemes, so the matches are the postings
+  (schema._v3, kept by the writer's transaction) of the lexemes that contain it, looked up in
+  `search_words` through a trigram index of the lexemes alone;
+- split into several (`field_manager`, a phrase, a script the parser drops): through a pg_trgm
+  GIN index of the folded text (`LIKE '%term%'`), each candidate row read and checked.
+
+Either way the matches are the same rows; the first kind never reads an item's text.
 
 Ranking is not bm25. PostgreSQL has no bm25; its ranking functions know no document frequency.
 Each matched term scores
@@ -16,14 +25,17 @@ field weights are FTS5's column weights, as the tsvector's classes A-D (store.WE
 ts_rank_cd counts the term's occurrences (as prefixes of words) by those weights, divided by
 1 + log(the item's length), where bm25 saturates the count (k1) and normalises by each field's
 length against the average (b). A term found only inside a word (`gration` in `migration`) has no
-tsvector lexeme to rank and earns SUBSTRING_CREDIT alone: the trigram index counts it in full.
+tsvector lexeme to rank and earns SUBSTRING_CREDIT alone, but counts in full. For a term of one
+token the rank comes from the postings (Ranker._ranked says why it is the same number), for the
+others from ts_rank_cd over the matching row.
 benchmarks/retrieval/README.md measures the difference next to SQLite.
 
 As on SQLite, a word in half the library or more (bm25 floors its IDF at 1e-6) is left out of
 the ranked match; a query made only of such words takes the pool's newest matches. Work is
-bounded by shape, not by a clock (PostgreSQL counts no steps a budget could read): each term's
-count stops at half the library, and the scored rows are those that match a term that is not
-that common.
+bounded by shape, not by a clock (PostgreSQL counts no steps a budget could read): a term one of
+whose lexemes is in half the library is floored from its count in `search_words` without reading
+a posting, any other term's rows are read at most up to half the library, and the scored rows are
+those that match a term that is not that common. One statement counts and scores every term.
 """
 
 from __future__ import annotations
