@@ -86,21 +86,38 @@ def test_counts_and_postings_follow_every_write(pg_url):
 
 
 def test_a_library_from_before_the_counts_gets_them(pg_url):
-    """A library at schema version 1 (no counts, no postings) is filled by the migration with
+    """A library from just before _v3 (no counts, no postings) is filled by the migration with
     exactly what the trigger would have kept."""
+    from jezero_store_postgres import schema
     from jezero_store_postgres.store import PostgresStore
 
+    before = schema.MIGRATIONS.index(schema._v3)  # the version _v3 starts from
     with PostgresStore(pg_url, TOKENIZER) as store:
         store.write([_item(n) for n in range(9)])
         expected = _kept(store.db)
         latest = store.schema_version()
-        store.db.execute("DROP FUNCTION jezero_search_terms() CASCADE; "
-                         "DROP TABLE search_words, search_postings; UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        store.db.execute("DROP FUNCTION jezero_search_terms() CASCADE; DROP TABLE search_words, search_postings; "
+                         f"UPDATE meta SET value = '{before}' WHERE key = 'schema_version'")
     with PostgresStore(pg_url, TOKENIZER) as store:
         assert store.schema_version() == latest
         assert _kept(store.db) == expected
         store.write([_item(20)])  # and the trigger keeps them from there
         assert _kept(store.db) == _recount(store.db)
+
+
+def test_a_reader_of_a_library_not_yet_migrated_is_told_what_to_do(pg_url):
+    import pytest
+
+    from jezero.store import StoreError
+    from jezero_store_postgres import connect_reader, schema
+    from jezero_store_postgres.store import PostgresStore
+
+    with PostgresStore(pg_url, TOKENIZER) as store:
+        store.write([_item(1)])
+        store.db.execute("DROP FUNCTION jezero_search_terms() CASCADE; DROP TABLE search_words, search_postings; "
+                         f"UPDATE meta SET value = '{schema.MIGRATIONS.index(schema._v3)}' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="jezero run"):
+        connect_reader(pg_url)
 
 
 def _reference(db, terms: list[str], filters: _Filters, pool: int) -> list[tuple]:

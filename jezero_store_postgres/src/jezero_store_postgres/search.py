@@ -73,6 +73,14 @@ class Ranker:
 
     def __init__(self, conn):
         self.conn = conn
+        if conn.execute("SELECT to_regclass('search_postings')").fetchone()[0] is None:
+            from jezero.store import StoreError
+
+            version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            conn.close()  # the reader is refused: its connection goes with it
+            raise StoreError(f"the PostgreSQL library is at schema version {version[0] if version else '?'}, before "
+                             "the term counts searches read: run `jezero run` (or `jezero init`) once with this "
+                             "version to migrate it")
         # One search is one backend's work: parallel workers would only compete with the other
         # servers' searches for the database's cores (and would add the per-term parts in
         # another order).
