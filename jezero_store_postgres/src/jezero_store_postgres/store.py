@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from contextlib import contextmanager
 import unicodedata
 from typing import Any, Iterable
 
@@ -146,13 +147,9 @@ class PostgresStore(StoreStatements):
                 self.record_call(**call)
             for uid in delete_uids:
                 self.db.execute("DELETE FROM items WHERE uid=?", (uid,))  # search row and messages cascade
-            self._search_rows = {}
-            try:
+            with self.search_rows_at_once():
                 for it in items:
                     ids.append(self._upsert(it, now))
-                self._write_search_rows(self._search_rows)
-            finally:
-                self._search_rows = None
             for key, value in (cursor or {}).items():
                 self.db.execute("INSERT INTO cursors(connector, key, value) VALUES(?, ?, ?) "
                                 "ON CONFLICT(connector, key) DO UPDATE SET value=excluded.value",
@@ -188,6 +185,17 @@ class PostgresStore(StoreStatements):
             self._search_rows[item_id] = row  # a uid written twice in one batch: its last version
         else:
             self._write_search_rows({item_id: row})
+
+    @contextmanager
+    def search_rows_at_once(self):
+        """Inside, _index collects the search rows; they are written in one statement at the end
+        (write() does this for its items; migrate-store for each batch)."""
+        self._search_rows = {}
+        try:
+            yield
+            self._write_search_rows(self._search_rows)
+        finally:
+            self._search_rows = None
 
     def _write_search_rows(self, rows: dict) -> None:
         """The search rows of a write in one statement: the trigger that keeps the term counts and
