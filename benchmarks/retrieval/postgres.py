@@ -67,8 +67,9 @@ def main() -> int:
             print(bench.table(results, kinds, SYSTEMS))
             print(bench.halves_table(results, SYSTEMS))
             rows = [r for v in results.values() for r in v]
+            which = bench.halves(results)
             out[name] = {"all": bench.aggregate(rows, SYSTEMS),
-                         **{h: bench.aggregate([r for r in rows if bench.half(r["query"].text) == h], SYSTEMS)
+                         **{h: bench.aggregate([r for r in rows if which[bench.half_key(r["query"])] == h], SYSTEMS)
                             for h in "AB"}}
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

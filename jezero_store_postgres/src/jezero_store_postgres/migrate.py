@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -160,7 +161,9 @@ def copy(source: _End, dest: _End, *, progress: Callable[[str], None] | None = N
                     f"JOIN message_texts AS t ON t.id = m.id WHERE m.item_id IN ({marks}) ORDER BY m.id",
                     [r["id"] for r in wanted]):
                 messages.setdefault(m[1], []).append(tuple(m))
-            with dest.db:
+            # Into PostgreSQL, the batch's search rows go in one statement (the term counts then
+            # change once per batch: store.PostgresStore.search_rows_at_once).
+            with dest.db, (dest.store.search_rows_at_once() if dest.store is not None else nullcontext()):
                 for r in wanted:
                     dest.insert_item(r, messages.get(r["id"], []))
         report.copied_items += len(wanted)

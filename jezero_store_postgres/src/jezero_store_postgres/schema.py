@@ -17,6 +17,15 @@ both. Three differences, each for a reason:
   on text is the text itself (in SQLite it only tells the planner not to use an index). And a
   view `sqlite_master` lists the tables and indexes, for the callers that ask whether a table
   exists (a library older than the warnings table has none).
+
+Version 3 adds what makes a search cheap: `search_words`, each lexeme of the tsvectors with the
+number of search rows holding it (and under the empty word, the number of rows), and
+`search_postings`, one row per (lexeme, item) with what ts_rank_cd reads of the lexeme in that
+item (its occurrences by weight class, and the item's length).
+A trigger on items_search keeps both in the writer's transaction, whatever writes the row (a
+connector, set_project, migrate-store, a cascade from items); the migration fills them for a
+library that already has items. search.py reads IDFs and scores from them instead of reading
+every matching row's text.
 """
 
 from __future__ import annotations
@@ -125,7 +134,72 @@ def _v1(db) -> None:
     """)
 
 
-MIGRATIONS = [_v1]  # index + 1 = the version it produces
+# Each posting: the lexeme's occurrences in the item, weighted by the tsvector's classes as
+# ts_rank_cd weighs them (store.RANK_WEIGHTS, {D, C, B, A}; written out because a shipped
+# migration never changes), and the item's length as ts_rank_cd's normalisation 1 counts it (its
+# positions, a lexeme without positions counting one).
+_POSTING_SQL = """
+    SELECT u.lexeme, {id}, (SELECT sum(CASE x WHEN 'A' THEN 1.0 WHEN 'B' THEN 0.75 WHEN 'C' THEN 0.5 ELSE 0.25 END)
+                            FROM unnest(u.weights) AS x)::double precision, l.len
+    FROM unnest({fts}) AS u,
+         (SELECT sum(greatest(cardinality(v.positions), 1))::integer AS len FROM unnest({fts}) AS v) AS l"""
+
+
+def _v3(db) -> None:
+    """The term counts and postings search.py reads (see the module docstring). Self-contained:
+    it reads and changes only items_search and its own tables, so it runs after any other
+    migration of the same series."""
+    db.execute(f"""
+        CREATE TABLE search_words(word text {C} PRIMARY KEY, rows integer NOT NULL);
+        CREATE TABLE search_postings(word text {C} NOT NULL, id bigint NOT NULL, w double precision NOT NULL,
+                                     len integer NOT NULL);
+        INSERT INTO search_words(word, rows)
+            SELECT l.word, count(*) FROM items_search AS s, unnest(tsvector_to_array(s.fts)) AS l(word) GROUP BY l.word;
+        INSERT INTO search_words(word, rows) VALUES('', (SELECT count(*) FROM items_search));
+        INSERT INTO search_postings(word, id, w, len)
+            SELECT p.* FROM items_search AS s, LATERAL ({_POSTING_SQL.format(id="s.id", fts="s.fts")}) AS p;
+        ALTER TABLE search_postings ADD PRIMARY KEY (word, id) INCLUDE (w, len);
+        CREATE INDEX search_postings_item ON search_postings(id);
+        CREATE INDEX search_words_trgm ON search_words USING gin(word gin_trgm_ops);
+
+        -- Statement-level, from the transition tables: a write of many items changes each
+        -- word's count once (a row updated again and again in one transaction would leave a
+        -- chain of versions every later update walks).
+        CREATE FUNCTION jezero_search_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                UPDATE search_words AS w SET rows = w.rows - d.n
+                    FROM (SELECT l.word, count(*) AS n FROM old_rows AS o, unnest(tsvector_to_array(o.fts)) AS l(word)
+                          GROUP BY l.word) AS d
+                    WHERE w.word = d.word;
+                DELETE FROM search_words WHERE rows <= 0 AND word <> '';
+                DELETE FROM search_postings AS p USING old_rows AS o WHERE p.id = o.id;
+                UPDATE search_words SET rows = rows - (SELECT count(*) FROM old_rows) WHERE word = '';
+            END IF;
+            IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                INSERT INTO search_words(word, rows)
+                    SELECT l.word, count(*) FROM new_rows AS n, unnest(tsvector_to_array(n.fts)) AS l(word) GROUP BY l.word
+                    ON CONFLICT(word) DO UPDATE SET rows = search_words.rows + excluded.rows;
+                INSERT INTO search_postings(word, id, w, len)
+                    SELECT p.* FROM new_rows AS s, LATERAL ({_POSTING_SQL.format(id="s.id", fts="s.fts")}) AS p;
+                UPDATE search_words SET rows = rows + (SELECT count(*) FROM new_rows) WHERE word = '';
+            END IF;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER items_search_terms_insert AFTER INSERT ON items_search REFERENCING NEW TABLE AS new_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION jezero_search_terms();
+        CREATE TRIGGER items_search_terms_update AFTER UPDATE ON items_search
+            REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION jezero_search_terms();
+        CREATE TRIGGER items_search_terms_delete AFTER DELETE ON items_search REFERENCING OLD TABLE AS old_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION jezero_search_terms();
+        ANALYZE search_words;
+        ANALYZE search_postings;
+    """)
+
+
+# index + 1 = the version it produces. _v2 is the messages lane's (branch pgfeat): merged, this
+# reads [_v1, _v2, _v3]; _v3 depends on nothing _v2 makes.
+MIGRATIONS = [_v1, _v3]
 LATEST = len(MIGRATIONS)
 
 

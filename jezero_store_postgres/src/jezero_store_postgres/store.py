@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from contextlib import contextmanager
 import unicodedata
 from typing import Any, Iterable
 
@@ -42,11 +43,11 @@ def search_row(title: str, summary: str, questions: list[str], atoms: list[dict]
     return "\n".join((t, s, q, a, p)), t, q + "\n" + a, s, p
 
 
-SEARCH_UPSERT = """
-INSERT INTO items_search(id, folded, fts) VALUES(?, ?,
+SEARCH_ROW = """(?, ?,
   setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B') ||
-  setweight(to_tsvector('simple', ?), 'C') || setweight(to_tsvector('simple', ?), 'D'))
-ON CONFLICT(id) DO UPDATE SET folded = excluded.folded, fts = excluded.fts"""
+  setweight(to_tsvector('simple', ?), 'C') || setweight(to_tsvector('simple', ?), 'D'))"""
+SEARCH_UPSERT = ("INSERT INTO items_search(id, folded, fts) VALUES {rows} "
+                 "ON CONFLICT(id) DO UPDATE SET folded = excluded.folded, fts = excluded.fts")
 
 
 def connect_writer(url: str, tokenizer: str) -> Connection:
@@ -146,8 +147,9 @@ class PostgresStore(StoreStatements):
                 self.record_call(**call)
             for uid in delete_uids:
                 self.db.execute("DELETE FROM items WHERE uid=?", (uid,))  # search row and messages cascade
-            for it in items:
-                ids.append(self._upsert(it, now))
+            with self.search_rows_at_once():
+                for it in items:
+                    ids.append(self._upsert(it, now))
             for key, value in (cursor or {}).items():
                 self.db.execute("INSERT INTO cursors(connector, key, value) VALUES(?, ?, ?) "
                                 "ON CONFLICT(connector, key) DO UPDATE SET value=excluded.value",
@@ -175,8 +177,33 @@ class PostgresStore(StoreStatements):
         self._messages(item_id, it, it.messages)
         return item_id
 
+    _search_rows: dict | None = None  # inside write(): the batch's search rows, written at once
+
     def _index(self, item_id: int, title, summary, questions, atoms, project) -> None:
-        self.db.execute(SEARCH_UPSERT, (item_id, *search_row(title, summary, questions, atoms, project)))
+        row = (item_id, *search_row(title, summary, questions, atoms, project))
+        if self._search_rows is not None:
+            self._search_rows[item_id] = row  # a uid written twice in one batch: its last version
+        else:
+            self._write_search_rows({item_id: row})
+
+    @contextmanager
+    def search_rows_at_once(self):
+        """Inside, _index collects the search rows; they are written in one statement at the end
+        (write() does this for its items; migrate-store for each batch)."""
+        self._search_rows = {}
+        try:
+            yield
+            self._write_search_rows(self._search_rows)
+        finally:
+            self._search_rows = None
+
+    def _write_search_rows(self, rows: dict) -> None:
+        """The search rows of a write in one statement: the trigger that keeps the term counts and
+        postings (schema._v3) then changes each word's count once per write, not once per item."""
+        for start in range(0, len(rows), 500):
+            chunk = list(rows.values())[start:start + 500]
+            self.db.execute(SEARCH_UPSERT.format(rows=", ".join([SEARCH_ROW] * len(chunk))),
+                            [v for row in chunk for v in row])
 
     def _messages(self, item_id: int, item, messages: list[MessageRecord] | None) -> int:
         """message_rows.replace's rows, in this database."""
@@ -219,10 +246,14 @@ class PostgresStore(StoreStatements):
 
     def tidy_index(self, written: int = 0, pages: int = 500) -> None:
         """PostgreSQL's autovacuum keeps the GIN indexes' pending lists merged; after a large
-        share of the library was written, the planner's statistics are refreshed at once."""
+        share of the library was written, the planner's statistics are refreshed at once, and
+        the postings are vacuumed so that searches read them from their index alone (an
+        index-only scan reads the table for every page the visibility map does not yet mark)."""
         if written >= 1000:
             self.db.execute("ANALYZE items")
             self.db.execute("ANALYZE items_search")
+            if not self.db.in_transaction:  # VACUUM runs outside a transaction only
+                self.db.execute("VACUUM (ANALYZE) search_postings, search_words")
 
     def index_segments(self) -> int:
         return 0
