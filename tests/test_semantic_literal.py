@@ -100,3 +100,37 @@ def test_a_word_half_the_sessions_hold_is_not_literal_but_is_within_a_filter_whe
         assert guard("deploy", since) is not None
     finally:
         conn.close()
+
+
+def test_a_word_many_sessions_hold_is_not_literal_however_large_the_library(tmp_path, plugins_in, monkeypatch):
+    """LITERAL_MAX_SESSIONS: `deploy` is in one session more than the bound, in a library large
+    enough that its IDF passes LITERAL_IDF (as in any library of thousands of sessions): it is not
+    literal, so a session only the vectors find is not held below every session saying `deploy`.
+    Without the bound the relative rule alone would guard it."""
+    bound = vectors.LITERAL_MAX_SESSIONS
+    assert bound is not None
+    holding = bound + 1
+    total = holding * 4  # idf(4n, n) = ln(3 + 1) = 1.39 >= LITERAL_IDF
+    cfg = config(tmp_path, k=10)
+    for i in range(holding):
+        session(tmp_path, "local", f"deploy{i}", f"deploy release {i} to the cluster", f"rolled out build {i}",
+                ended_at=f"2026-01-{1 + i % 28:02d}T{10 + i // 28:02d}:00:00Z")
+    for i in range(total - holding):
+        session(tmp_path, "local", f"other{i}", f"bake bread loaf {i} with rye flour", f"let it rise {i} hours",
+                ended_at=f"2026-02-{1 + i % 28:02d}T{10 + i // 28:02d}:00:00Z")
+    ingest(cfg)
+    conn = open_readonly(cfg.library_path())
+    try:
+        lane = vectors.VectorLane(cfg.semantic)
+        filters = {"sources": None, "source": None, "project": None, "since": None}
+
+        def guard(query):
+            messages = fused.message_lane(conn, query, time_budget_ms=5000, **filters)
+            assert len(messages.held) == holding or query != "deploy"
+            return lane.sessions(conn, query, **filters).literal_guard(messages)
+
+        assert guard("deploy") is None
+        monkeypatch.setattr(vectors, "LITERAL_MAX_SESSIONS", None)
+        assert guard("deploy") is not None  # IDF alone: 1.39 over the library
+    finally:
+        conn.close()

@@ -229,6 +229,12 @@ def _exact(conn: apsw.Connection, table: str, key: str, ids: list[int], vector) 
 # long_fact and long_update; 1.0, the largest of the ties, guards the fewest words.
 LITERAL_GUARD = True
 LITERAL_IDF = 1.0
+# ... and held by at most LITERAL_MAX_SESSIONS sessions (None: no bound): LITERAL_IDF is relative,
+# so in a library of thousands of sessions a word hundreds of them hold passes it, and a keyword
+# hit holding such a word (the same subject in the same everyday words) would keep a session only
+# the vectors find below it. A term that singles out the past work asked about is held by a few
+# sessions, whatever the library's size. (Set below, chosen at scale: semantic.py --pad.)
+LITERAL_MAX_SESSIONS: int | None = 10
 
 
 def literal_guard(messages, count_sessions):
@@ -245,7 +251,8 @@ def literal_guard(messages, count_sessions):
     for terms in held.values():
         for t in terms:
             holding[t] = holding.get(t, 0) + 1
-    rare = {t: n for t, n in holding.items() if t not in capped and t not in names}
+    rare = {t: n for t, n in holding.items() if t not in capped and t not in names
+            and (LITERAL_MAX_SESSIONS is None or n <= LITERAL_MAX_SESSIONS)}
     literal = {t for t in names if t in holding}
     if rare:
         # the sessions searched, counted only as far as the rarity of the commonest word needs
