@@ -102,35 +102,18 @@ def test_a_word_half_the_sessions_hold_is_not_literal_but_is_within_a_filter_whe
         conn.close()
 
 
-def test_a_word_many_sessions_hold_is_not_literal_however_large_the_library(tmp_path, plugins_in, monkeypatch):
-    """LITERAL_MAX_SESSIONS: `deploy` is in one session more than the bound, in a library large
-    enough that its IDF passes LITERAL_IDF (as in any library of thousands of sessions): it is not
-    literal, so a session only the vectors find is not held below every session saying `deploy`.
-    Without the bound the relative rule alone would guard it."""
-    bound = vectors.LITERAL_MAX_SESSIONS
-    assert bound is not None
-    holding = bound + 1
-    total = holding * 4  # idf(4n, n) = ln(3 + 1) = 1.39 >= LITERAL_IDF
-    cfg = config(tmp_path, k=10)
-    for i in range(holding):
-        session(tmp_path, "local", f"deploy{i}", f"deploy release {i} to the cluster", f"rolled out build {i}",
-                ended_at=f"2026-01-{1 + i % 28:02d}T{10 + i // 28:02d}:00:00Z")
-    for i in range(total - holding):
-        session(tmp_path, "local", f"other{i}", f"bake bread loaf {i} with rye flour", f"let it rise {i} hours",
-                ended_at=f"2026-02-{1 + i % 28:02d}T{10 + i // 28:02d}:00:00Z")
-    ingest(cfg)
-    conn = open_readonly(cfg.library_path())
-    try:
-        lane = vectors.VectorLane(cfg.semantic)
-        filters = {"sources": None, "source": None, "project": None, "since": None}
 
-        def guard(query):
-            messages = fused.message_lane(conn, query, time_budget_ms=5000, **filters)
-            assert len(messages.held) == holding or query != "deploy"
-            return lane.sessions(conn, query, **filters).literal_guard(messages)
 
-        assert guard("deploy") is None
-        monkeypatch.setattr(vectors, "LITERAL_MAX_SESSIONS", None)
-        assert guard("deploy") is not None  # IDF alone: 1.39 over the library
-    finally:
-        conn.close()
+def test_only_the_keyword_lanes_first_sessions_guard(tmp_path, plugins_in, monkeypatch):
+    """LITERAL_DEPTH: only the keyword lanes' first LITERAL_DEPTH sessions guard. The error code's
+    session is 4th by keyword: within the depth (5) it keeps its place; with a depth of 3 it is
+    below it, holds nothing back, and the deploy-to-a-stage sessions (nearer for the vectors) push
+    it out of the five, as without the guard; with no depth it keeps its place again."""
+    cfg = library(tmp_path)
+    keyword = order(find(cfg, QUERY, lanes=["items", "messages"]))
+    assert keyword.index("exact") == 3 < vectors.LITERAL_DEPTH
+    assert order(find(cfg, QUERY)).index("exact") == 3
+    monkeypatch.setattr(vectors, "LITERAL_DEPTH", 3)
+    assert "exact" not in order(find(cfg, QUERY))[:5]
+    monkeypatch.setattr(vectors, "LITERAL_DEPTH", None)
+    assert order(find(cfg, QUERY)).index("exact") == 3

@@ -156,6 +156,11 @@ def guarded(literal_idf: float | None, cap=False):
         vector_query.LITERAL_IDF = literal_idf
     if cap is not False:
         vector_query.LITERAL_MAX_SESSIONS = cap
+        if DEPTH_SWEEP:  # --literal-depth: the values swept are depths (LITERAL_DEPTH), the bound left off
+            vector_query.LITERAL_MAX_SESSIONS, vector_query.LITERAL_DEPTH = None, cap
+
+
+DEPTH_SWEEP = False
 
 
 def rankings(lib, lane: VectorLane, q, project, systems, literal_idf) -> dict[str, list[str]]:
@@ -223,6 +228,7 @@ def main() -> int:
     parser.add_argument("--weights", help="comma-separated lane weights to tune on half A")
     parser.add_argument("--literal-idf", help="comma-separated LITERAL_IDF values to tune on half A ('off': no guard)")
     parser.add_argument("--literal-cap", help="comma-separated LITERAL_MAX_SESSIONS values to tune on half A ('off': no bound)")
+    parser.add_argument("--literal-depth", help="comma-separated LITERAL_DEPTH values to tune on half A ('off': all guard), instead of --literal-cap")
     parser.add_argument("--unguarded", action="store_true", help="also report the hybrid without the literal guard")
     parser.add_argument("--options", type=json.loads, default={}, help='the embedder\'s options as JSON, e.g. \'{"cache_dir": "/x"}\'')
     parser.add_argument("--k", type=int, default=SemanticConfig().k)
@@ -242,8 +248,11 @@ def main() -> int:
     weights = [float(w) for w in args.weights.split(",")] if args.weights else [SemanticConfig().weight]
     idfs = ([parse_idf(v) for v in args.literal_idf.split(",")] if args.literal_idf
             else [vector_query.LITERAL_IDF if vector_query.LITERAL_GUARD else None])
-    caps = ([None if v.strip() in ("off", "none") else int(v) for v in args.literal_cap.split(",")]
-            if args.literal_cap else [vector_query.LITERAL_MAX_SESSIONS])
+    global DEPTH_SWEEP
+    DEPTH_SWEEP = bool(args.literal_depth)
+    swept = args.literal_depth or args.literal_cap
+    caps = ([None if v.strip() in ("off", "none") else int(v) for v in swept.split(",")]
+            if swept else [vector_query.LITERAL_MAX_SESSIONS])
     systems = SYSTEMS + (("unguarded",) if args.unguarded else ())
     specs = all_specs()
     chats, chat_queries = chat_specs()

@@ -229,12 +229,22 @@ def _exact(conn: apsw.Connection, table: str, key: str, ids: list[int], vector) 
 # long_fact and long_update; 1.0, the largest of the ties, guards the fewest words.
 LITERAL_GUARD = True
 LITERAL_IDF = 1.0
-# ... and held by at most LITERAL_MAX_SESSIONS sessions (None: no bound): LITERAL_IDF is relative,
-# so in a library of thousands of sessions a word hundreds of them hold passes it, and a keyword
-# hit holding such a word (the same subject in the same everyday words) would keep a session only
-# the vectors find below it. A term that singles out the past work asked about is held by a few
-# sessions, whatever the library's size. (Set below, chosen at scale: semantic.py --pad.)
-LITERAL_MAX_SESSIONS: int | None = 10
+# Only the keyword lanes' first LITERAL_DEPTH sessions guard (None: every one holding a literal
+# term). The guard keeps the keyword lanes' top, the exact matches a keyword search shows first, from
+# being displaced; a session holding a literal word but ranked below that by the keyword lanes
+# themselves is no better evidence than the vectors. Measured at scale (semantic.py --pad: each
+# judged set with 2,000 and 10,000 distractor sessions added; benchmarks/retrieval/README.md,
+# "the literal guard at scale"): with every session guarding, a word only a few of 10,000 sessions
+# hold kept a session only the vectors found below keyword hits ranked 6th to 20th, so paraphrase
+# R@5 fell back to keyword's (2,000: 0.542; unguarded 0.833). Chosen on half A of the three sets at
+# 0, 2,000 and 10,000 distractors (off, 1, 3, 5): 5 ties off on kinds below keyword (4, all padded)
+# with R@5 6.349 vs 6.331 and MRR@10 5.885 vs 5.868 summed over the nine; 1 and 3 put the unpadded
+# long_update below keyword. Unpadded results unchanged at R@5.
+LITERAL_DEPTH: int | None = 5
+# Measured and not kept: a bound on the sessions holding a literal word (None: none). 5, 10, 20,
+# 50 on the same half A: 10 to 50 change no R@5 (the words that held paraphrases back are held by
+# few sessions), 5 loses coding+10000's file kind. Left for a judged set of that size to settle.
+LITERAL_MAX_SESSIONS: int | None = None
 
 
 def literal_guard(messages, count_sessions):
@@ -286,7 +296,8 @@ def keep_literal_matches(order: list[dict], lanes: list[str], limit: int, held: 
         return (-(e["score"] - e["shares"].get(VECTORS, 0.0)), *(e["ranks"].get(n, unranked) for n in keyword))
 
     position = {id(e): i for i, e in enumerate(sorted(order, key=keyword_key))}
-    guards = sorted((e for e in order if e["key"] in literals), key=lambda e: position[id(e)])
+    guards = sorted((e for e in order if e["key"] in literals
+                     and (LITERAL_DEPTH is None or position[id(e)] < LITERAL_DEPTH)), key=lambda e: position[id(e)])
     left, placed = list(order), []
     while left and len(placed) < limit:
         for i, e in enumerate(left):
