@@ -317,7 +317,7 @@ def main() -> int:
                                          for k, res in results.items()}})
                 if tuning:
                     print(f"weight {w}, literal IDF {idf if idf is not None else 'off'}, max sessions "
-                          f"{cap if cap is not None else 'off'}: half A kinds below keyword at R@5 "
+                          f"{cap if cap is not None else 'off'}{' (depth)' if DEPTH_SWEEP else ''}: half A kinds below keyword at R@5 "
                           f"{len(below)} {below}, hybrid R@5 {figure['r5']:.3f}, MRR {figure['rr']:.3f} (summed over the sets)",
                           flush=True)
                 # a tie: the larger LITERAL_IDF, then the larger bound (the fewest words guarded, then the least change)
