@@ -16,6 +16,15 @@ long-chat set: its writers, its libraries, its queries and its scoring), embeds 
     .venv/bin/python benchmarks/retrieval/semantic.py --literal-idf 0.5,1,2,off --unguarded
     .venv/bin/python benchmarks/retrieval/semantic.py --engine tantivy                 # items and messages on tantivy
     .venv/bin/python benchmarks/retrieval/semantic.py --json out.json
+    .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --unguarded
+    .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --literal-depth off,1,3,5
+
+With `--pad`, each set is also run on a copy of its library with N distractor sessions added
+(benchmarks/messages/sessions.py's sessions, dated over the two years before NOW; the coding set's
+in the corpus's projects, the scoped sets' dealt to their conversations' projects, since a search
+within a project counts and scans only its sessions), reported as e.g. `coding+2000`; a tuning
+sweep then counts those sets' half A too. `--keep` builds the libraries in a folder and reuses
+them (10,000 distractors: about 1.6 GB per set and several minutes to build).
 
 With `--weights` and `--literal-idf`, each pair is scored on half A of the queries (bench.halves:
 stratified by kind, the halves bench.py --halves prints) and the best is reported on half B, which

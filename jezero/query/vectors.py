@@ -286,7 +286,8 @@ def keep_literal_matches(order: list[dict], lanes: list[str], limit: int, held: 
     that no session still unplaced guards against; the rest follow in their order. A session A
     guards against B when the keyword lanes alone (every lane but this one, by their fused shares)
     rank A above B and A's transcript holds a literal term of the query that B's does not
-    (`literals`: each session's literal terms; `held`: each session's terms). The keyword lanes'
+    (`literals`: each session's literal terms; `held`: each session's terms), and A is among the
+    keyword lanes' first LITERAL_DEPTH. The keyword lanes'
     first among the sessions left is never guarded against, so each place is filled. A session
     held back records which session and terms kept it below (`kept_below`, for explain)."""
     keyword = [name for name in lanes if name != VECTORS]
