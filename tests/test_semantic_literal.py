@@ -100,3 +100,20 @@ def test_a_word_half_the_sessions_hold_is_not_literal_but_is_within_a_filter_whe
         assert guard("deploy", since) is not None
     finally:
         conn.close()
+
+
+
+
+def test_only_the_keyword_lanes_first_sessions_guard(tmp_path, plugins_in, monkeypatch):
+    """LITERAL_DEPTH: only the keyword lanes' first LITERAL_DEPTH sessions guard. The error code's
+    session is 4th by keyword: within the depth (5) it keeps its place; with a depth of 3 it is
+    below it, holds nothing back, and the deploy-to-a-stage sessions (nearer for the vectors) push
+    it out of the five, as without the guard; with no depth it keeps its place again."""
+    cfg = library(tmp_path)
+    keyword = order(find(cfg, QUERY, lanes=["items", "messages"]))
+    assert keyword.index("exact") == 3 < vectors.LITERAL_DEPTH
+    assert order(find(cfg, QUERY)).index("exact") == 3
+    monkeypatch.setattr(vectors, "LITERAL_DEPTH", 3)
+    assert "exact" not in order(find(cfg, QUERY))[:5]
+    monkeypatch.setattr(vectors, "LITERAL_DEPTH", None)
+    assert order(find(cfg, QUERY)).index("exact") == 3

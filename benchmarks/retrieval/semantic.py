@@ -16,6 +16,15 @@ long-chat set: its writers, its libraries, its queries and its scoring), embeds 
     .venv/bin/python benchmarks/retrieval/semantic.py --literal-idf 0.5,1,2,off --unguarded
     .venv/bin/python benchmarks/retrieval/semantic.py --engine tantivy                 # items and messages on tantivy
     .venv/bin/python benchmarks/retrieval/semantic.py --json out.json
+    .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --unguarded
+    .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --literal-depth off,1,3,5
+
+With `--pad`, each set is also run on a copy of its library with N distractor sessions added
+(benchmarks/messages/sessions.py's sessions, dated over the two years before NOW; the coding set's
+in the corpus's projects, the scoped sets' dealt to their conversations' projects, since a search
+within a project counts and scans only its sessions), reported as e.g. `coding+2000`; a tuning
+sweep then counts those sets' half A too. `--keep` builds the libraries in a folder and reuses
+them (10,000 distractors: about 1.6 GB per set and several minutes to build).
 
 With `--weights` and `--literal-idf`, each pair is scored on half A of the queries (bench.halves:
 stratified by kind, the halves bench.py --halves prints) and the best is reported on half B, which
@@ -28,11 +37,14 @@ larger LITERAL_IDF: the guard over the fewest words.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import random
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from datetime import timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,6 +58,9 @@ from longchats import LONG_KINDS, long_chat_specs  # noqa: E402
 from queries import KINDS, QUERIES  # noqa: E402
 from specs import all_specs  # noqa: E402
 
+sys.path.insert(0, str(HERE.parent / "messages"))
+from sessions import SessionCorpus  # noqa: E402  (benchmarks/messages/sessions.py)
+
 from jezero import plugins  # noqa: E402
 from jezero.config import Config, SearchConfig, SemanticConfig  # noqa: E402
 from jezero.ingest.embed import embed_library  # noqa: E402
@@ -53,6 +68,7 @@ from jezero.models import EmbedderNotReady  # noqa: E402
 from jezero.query import search  # noqa: E402
 from jezero.query import vectors as vector_query  # noqa: E402
 from jezero.query.vectors import VectorLane  # noqa: E402
+from jezero.store import Store, open_readonly  # noqa: E402
 
 SYSTEMS = ("keyword", "vector", "hybrid")
 REAL = "minilm-static"
@@ -93,28 +109,90 @@ def embed(library: Path, semantic: SemanticConfig) -> dict:
             "model_id": report.model_id, "dimension": report.dimension}
 
 
-def guarded(literal_idf: float | None):
-    """Set the vector lane's literal guard (query/vectors.py): None turns it off."""
+# -- distractors (--pad) ---------------------------------------------------------------------------
+
+PAD_SEED = 11
+PAD_SPAN_DAYS = 730  # the distractors' dates: the two years up to the benchmark's NOW
+
+
+def distractors(start: int, stop: int, projects: list[str] | None):
+    """Distractor sessions `start`..`stop` (benchmarks/messages/sessions.py: an item of ~1 KB of
+    summary plus a transcript of 12-70 messages, words from the search benchmark's Zipf dev
+    vocabulary), seeded by position: the first 2,000 of 10,000 are the 2,000. Dated over the two
+    years before NOW. With `projects`, each goes to one of them in turn (the scoped sets: their
+    searches count and scan only their project's sessions); else to the corpus's own projects."""
+    corpus = SessionCorpus(PAD_SEED)
+    out = []
+    for i in range(start, stop):
+        corpus.rng = random.Random(PAD_SEED * 1_000_003 + i)
+        item = corpus.session(i, stop)
+        sid = f"pad{i}"
+        item.session_id, item.uid, item.content_hash = sid, f"{item.source}:{sid}:0", f"pad-h{i}"
+        if item.parent_session_id:
+            item.parent_session_id = f"pad{int(item.parent_session_id[1:])}"
+        item.occurred_at = NOW - timedelta(days=corpus.rng.random() * PAD_SPAN_DAYS, seconds=corpus.rng.randint(0, 3600))
+        if projects:
+            item.project = projects[i % len(projects)]
+        out.append(item)
+    return out
+
+
+def padded(base: Path, target: Path, start: int, stop: int, projects: list[str] | None, semantic: SemanticConfig) -> dict:
+    """`base` (a library) copied to `target` with distractors start..stop added and embedded."""
+    import apsw
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    dest = apsw.Connection(str(target))
+    with dest.backup("main", apsw.Connection(str(base)), "main") as b:
+        b.step()
+    dest.close()
+    started = time.process_time()
+    with Store(target) as store:
+        for at in range(start, stop, 500):
+            store.write(distractors(at, min(at + 500, stop), projects))
+        store.tidy_index(written=stop - start)
+    write_s = time.process_time() - started
+    report = embed(target, semantic)
+    report["write_cpu_s"] = round(write_s, 2)
+    return report
+
+
+def guarded(literal_idf: float | None, cap=False):
+    """Set the vector lane's literal guard (query/vectors.py): None turns it off; `cap` sets
+    LITERAL_MAX_SESSIONS (None: no bound; False: leave it)."""
     vector_query.LITERAL_GUARD = literal_idf is not None
     if literal_idf is not None:
         vector_query.LITERAL_IDF = literal_idf
+    if cap is not False:
+        vector_query.LITERAL_MAX_SESSIONS = cap
+        if DEPTH_SWEEP:  # --literal-depth: the values swept are depths (LITERAL_DEPTH), the bound left off
+            vector_query.LITERAL_MAX_SESSIONS, vector_query.LITERAL_DEPTH = None, cap
+
+
+DEPTH_SWEEP = False
 
 
 def rankings(lib, lane: VectorLane, q, project, systems, literal_idf) -> dict[str, list[str]]:
     base = {"limit": LIMIT, "now": NOW, "project": project, "options": bench.OPTIONS}
 
-    def keys(hits):
-        return dedupe(lib.by_session.get(h.get("session_id"), "?") for h in hits)
+    def keys(hits):  # a distractor (--pad) is its own wrong answer
+        return dedupe(lib.by_session.get(h.get("session_id")) or f"pad:{h.get('session_id')}" for h in hits)
 
-    out = {"keyword": keys(search(lib.conn, q.text, lanes=("items", "messages"), **base)),
-           "vector": keys(search(lib.conn, q.text, lanes=("vectors",), semantic=lane, **base))}
+    # keyword, vector and unguarded do not depend on the guard's constants: asked once per sweep
+    key = (id(lib), q.text, project, lane.config.weight)
+    if key not in _UNTUNED:
+        _UNTUNED[key] = {"keyword": keys(search(lib.conn, q.text, lanes=("items", "messages"), **base)),
+                         "vector": keys(search(lib.conn, q.text, lanes=("vectors",), semantic=lane, **base))}
+        if "unguarded" in systems:
+            guarded(None)
+            _UNTUNED[key]["unguarded"] = keys(search(lib.conn, q.text, semantic=lane, **base))
+    out = dict(_UNTUNED[key])
     guarded(literal_idf)
     out["hybrid"] = keys(search(lib.conn, q.text, semantic=lane, **base))
-    if "unguarded" in systems:
-        guarded(None)
-        out["unguarded"] = keys(search(lib.conn, q.text, semantic=lane, **base))
-    guarded(literal_idf)
     return out
+
+
+_UNTUNED: dict[tuple, dict[str, list[str]]] = {}
 
 
 def run(lib, lane: VectorLane, queries, scoped: bool, systems=SYSTEMS, literal_idf=None) -> dict[str, list[dict]]:
@@ -158,10 +236,16 @@ def main() -> int:
     parser.add_argument("--embedder", help=f"embedder name (default: {REAL} when installed, else hashing)")
     parser.add_argument("--weights", help="comma-separated lane weights to tune on half A")
     parser.add_argument("--literal-idf", help="comma-separated LITERAL_IDF values to tune on half A ('off': no guard)")
+    parser.add_argument("--literal-cap", help="comma-separated LITERAL_MAX_SESSIONS values to tune on half A ('off': no bound)")
+    parser.add_argument("--literal-depth", help="comma-separated LITERAL_DEPTH values to tune on half A ('off': all guard), instead of --literal-cap")
     parser.add_argument("--unguarded", action="store_true", help="also report the hybrid without the literal guard")
     parser.add_argument("--options", type=json.loads, default={}, help='the embedder\'s options as JSON, e.g. \'{"cache_dir": "/x"}\'')
     parser.add_argument("--k", type=int, default=SemanticConfig().k)
     parser.add_argument("--engine", default="fts5", help="the search index engine: fts5 (default) or tantivy")
+    parser.add_argument("--pad", default="0",
+                        help="comma-separated distractor counts: each set is also run with that many distractor "
+                             "sessions added to its library (benchmarks/messages/sessions.py), e.g. 0,2000,10000")
+    parser.add_argument("--keep", type=Path, help="build the libraries in this folder and reuse them on the next run")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--misses", action="store_true", help="list the queries hybrid misses at 5")
     parser.add_argument("--changes", action="store_true", help="list the queries whose first relevant rank moved from keyword to hybrid")
@@ -173,6 +257,11 @@ def main() -> int:
     weights = [float(w) for w in args.weights.split(",")] if args.weights else [SemanticConfig().weight]
     idfs = ([parse_idf(v) for v in args.literal_idf.split(",")] if args.literal_idf
             else [vector_query.LITERAL_IDF if vector_query.LITERAL_GUARD else None])
+    global DEPTH_SWEEP
+    DEPTH_SWEEP = bool(args.literal_depth)
+    swept = args.literal_depth or args.literal_cap
+    caps = ([None if v.strip() in ("off", "none") else int(v) for v in swept.split(",")]
+            if swept else [vector_query.LITERAL_MAX_SESSIONS])
     systems = SYSTEMS + (("unguarded",) if args.unguarded else ())
     specs = all_specs()
     chats, chat_queries = chat_specs()
@@ -184,21 +273,40 @@ def main() -> int:
               "longchats": "long-chat set (all queries, each within its conversation)"}
     out: dict = {"embedder": name, "k": args.k, "engine": args.engine}
     with tempfile.TemporaryDirectory(prefix="jezero-semantic-") as tmp:
-        folder = Path(tmp)
-        libs = {set_name: build_library(s_specs, folder / set_name, "offline")
+        folder = args.keep or Path(tmp)
+        reuse = args.keep is not None and (folder / "coding" / "library.sqlite3").exists()
+        libs = {set_name: build_library(s_specs, folder / set_name, "offline", reuse=reuse)
                 for set_name, (s_specs, _, _, _) in sets.items()}
         base = SemanticConfig(enabled=True, embedder=name, options=options, k=args.k)
         out["embedding"] = {set_name: embed(folder / set_name / "library.sqlite3", base) for set_name in sets}
         print(f"embedder: {name} ({out['embedding']['coding']['model_id']}, "
               f"{out['embedding']['coding']['dimension']} dims)")
+        pads = sorted({int(n) for n in args.pad.split(",")})
+        for set_name in list(sets):
+            previous, done = folder / set_name / "library.sqlite3", 0
+            # the coding set's searches span the library; the others' are within one conversation
+            projects = sorted({p for p in libs[set_name].projects.values() if p}) if sets[set_name][3] else None
+            for n in (n for n in pads if n > 0):
+                padded_name = f"{set_name}+{n}"
+                target = folder / padded_name / "library.sqlite3"
+                if not (args.keep and target.exists()):
+                    out["embedding"][padded_name] = padded(previous, target, done, n, projects, base)
+                libs[padded_name] = dataclasses.replace(libs[set_name], conn=open_readonly(target))
+                sets[padded_name] = sets[set_name]
+                titles[padded_name] = f"{titles[set_name][:-1]}, {n:,} distractor sessions added)"
+                previous, done = target, n
+        if 0 not in pads:
+            for set_name in ("coding", "chats", "longchats"):
+                del sets[set_name]
         for set_name, e in out["embedding"].items():
             print(f"  {set_name}: {e['items']} items + {e['windows']} message windows embedded in {e['cpu_s']} s CPU "
                   f"({e['vectors_per_cpu_s']} vectors per CPU second, writing included)")
         sweep = []
         chosen = None
-        tuning = len(weights) * len(idfs) > 1
-        for w in weights:
+        tuning = len(weights) * len(idfs) * len(caps) > 1
+        for w, cap in ((w, cap) for w in weights for cap in caps):
             lane = VectorLane(base.model_copy(update={"weight": w}))
+            guarded(vector_query.LITERAL_IDF, cap)
             for idf in idfs:
                 results = {set_name: run(libs[set_name], lane, queries, scoped, systems, idf)
                            for set_name, (_, queries, _, scoped) in sets.items()}
@@ -206,19 +314,31 @@ def main() -> int:
                 below = [f"{set_name}/{kind}" for set_name, res in tune.items() for kind in kinds_below(res)]
                 per_set = {set_name: aggregate(flat(res), SYSTEMS)["hybrid"] for set_name, res in tune.items()}
                 figure = {f: round(sum(x[f] for x in per_set.values()), 4) for f in ("r5", "rr")}
-                sweep.append({"weight": w, "literal_idf": idf, "half_a_kinds_below_keyword_r5": below,
-                              "half_a_hybrid": figure})
+                sweep.append({"weight": w, "literal_idf": idf, "literal_max_sessions": cap,
+                              "half_a_kinds_below_keyword_r5": below, "half_a_hybrid": figure,
+                              "half_a_hybrid_per_set": {k: {f: round(v[f], 4) for f in ("r5", "rr")}
+                                                        for k, v in per_set.items()},
+                              # every set's figures per kind, all queries and half B, for the README's tables
+                              "all": {k: {**{kind: aggregate(rows, systems) for kind, rows in res.items()},
+                                          "overall": aggregate(flat(res), systems)} for k, res in results.items()},
+                              "half_b": {k: {**{kind: aggregate(rows, systems) for kind, rows in halves(res)[1].items()},
+                                             "overall": aggregate(flat(halves(res)[1]), systems)}
+                                         for k, res in results.items()}})
                 if tuning:
-                    print(f"weight {w}, literal IDF {idf if idf is not None else 'off'}: half A kinds below keyword at R@5 "
-                          f"{len(below)} {below}, hybrid R@5 {figure['r5']:.3f}, MRR {figure['rr']:.3f} (summed over the sets)")
-                rank = (-len(below), figure["r5"], figure["rr"], idf if idf is not None else -1.0)
+                    print(f"weight {w}, literal IDF {idf if idf is not None else 'off'}, max sessions "
+                          f"{cap if cap is not None else 'off'}{' (depth)' if DEPTH_SWEEP else ''}: half A kinds below keyword at R@5 "
+                          f"{len(below)} {below}, hybrid R@5 {figure['r5']:.3f}, MRR {figure['rr']:.3f} (summed over the sets)",
+                          flush=True)
+                # a tie: the larger LITERAL_IDF, then the larger bound (the fewest words guarded, then the least change)
+                rank = (-len(below), figure["r5"], figure["rr"], idf if idf is not None else -1.0,
+                        cap if cap is not None else float("inf"))
                 if chosen is None or rank > chosen[0]:
-                    chosen = (rank, w, idf, results)
-        _, w, idf, results = chosen
-        guarded(idf)
-        out.update(weight=w, literal_idf=idf, sweep=sweep)
-        print(f"\nlane weight {w}, literal IDF {idf if idf is not None else 'off'}"
-              + (" (chosen on half A)" if tuning else "") + "\n")
+                    chosen = (rank, w, idf, cap, results)
+        _, w, idf, cap, results = chosen
+        guarded(idf, cap)
+        out.update(weight=w, literal_idf=idf, literal_max_sessions=cap, sweep=sweep)
+        print(f"\nlane weight {w}, literal IDF {idf if idf is not None else 'off'}, "
+              f"max sessions {cap if cap is not None else 'off'}" + (" (chosen on half A)" if tuning else "") + "\n")
         for set_name, (_, _, kinds, _) in sets.items():
             res = results[set_name]
             print(titles[set_name])

@@ -229,6 +229,22 @@ def _exact(conn: apsw.Connection, table: str, key: str, ids: list[int], vector) 
 # long_fact and long_update; 1.0, the largest of the ties, guards the fewest words.
 LITERAL_GUARD = True
 LITERAL_IDF = 1.0
+# Only the keyword lanes' first LITERAL_DEPTH sessions guard (None: every one holding a literal
+# term). The guard keeps the keyword lanes' top, the exact matches a keyword search shows first, from
+# being displaced; a session holding a literal word but ranked below that by the keyword lanes
+# themselves is no better evidence than the vectors. Measured at scale (semantic.py --pad: each
+# judged set with 2,000 and 10,000 distractor sessions added; benchmarks/retrieval/README.md,
+# "the literal guard at scale"): with every session guarding, a word only a few of 10,000 sessions
+# hold kept a session only the vectors found below keyword hits ranked 6th to 20th, so paraphrase
+# R@5 fell back to keyword's (2,000: 0.542; unguarded 0.833). Chosen on half A of the three sets at
+# 0, 2,000 and 10,000 distractors (off, 1, 3, 5): 5 ties off on kinds below keyword (4, all padded)
+# with R@5 6.349 vs 6.331 and MRR@10 5.885 vs 5.868 summed over the nine; 1 and 3 put the unpadded
+# long_update below keyword. Unpadded results unchanged at R@5.
+LITERAL_DEPTH: int | None = 5
+# Measured and not kept: a bound on the sessions holding a literal word (None: none). 5, 10, 20,
+# 50 on the same half A: 10 to 50 change no R@5 (the words that held paraphrases back are held by
+# few sessions), 5 loses coding+10000's file kind. Left for a judged set of that size to settle.
+LITERAL_MAX_SESSIONS: int | None = None
 
 
 def literal_guard(messages, count_sessions):
@@ -245,7 +261,8 @@ def literal_guard(messages, count_sessions):
     for terms in held.values():
         for t in terms:
             holding[t] = holding.get(t, 0) + 1
-    rare = {t: n for t, n in holding.items() if t not in capped and t not in names}
+    rare = {t: n for t, n in holding.items() if t not in capped and t not in names
+            and (LITERAL_MAX_SESSIONS is None or n <= LITERAL_MAX_SESSIONS)}
     literal = {t for t in names if t in holding}
     if rare:
         # the sessions searched, counted only as far as the rarity of the commonest word needs
@@ -269,7 +286,8 @@ def keep_literal_matches(order: list[dict], lanes: list[str], limit: int, held: 
     that no session still unplaced guards against; the rest follow in their order. A session A
     guards against B when the keyword lanes alone (every lane but this one, by their fused shares)
     rank A above B and A's transcript holds a literal term of the query that B's does not
-    (`literals`: each session's literal terms; `held`: each session's terms). The keyword lanes'
+    (`literals`: each session's literal terms; `held`: each session's terms), and A is among the
+    keyword lanes' first LITERAL_DEPTH. The keyword lanes'
     first among the sessions left is never guarded against, so each place is filled. A session
     held back records which session and terms kept it below (`kept_below`, for explain)."""
     keyword = [name for name in lanes if name != VECTORS]
@@ -279,7 +297,8 @@ def keep_literal_matches(order: list[dict], lanes: list[str], limit: int, held: 
         return (-(e["score"] - e["shares"].get(VECTORS, 0.0)), *(e["ranks"].get(n, unranked) for n in keyword))
 
     position = {id(e): i for i, e in enumerate(sorted(order, key=keyword_key))}
-    guards = sorted((e for e in order if e["key"] in literals), key=lambda e: position[id(e)])
+    guards = sorted((e for e in order if e["key"] in literals
+                     and (LITERAL_DEPTH is None or position[id(e)] < LITERAL_DEPTH)), key=lambda e: position[id(e)])
     left, placed = list(order), []
     while left and len(placed) < limit:
         for i, e in enumerate(left):
