@@ -32,6 +32,7 @@ import re
 
 from jezero.query import bm25
 
+from jezero_store_postgres.messages import MessageRanking
 from jezero_store_postgres.store import RANK_WEIGHTS, fold
 
 # What a term found only as a substring of a word adds, next to ts_rank_cd's scale (one
@@ -52,11 +53,12 @@ def _tsquery(folded: str) -> tuple[str, str]:
     return "phraseto_tsquery('simple', ?)", folded
 
 
-class Ranker:
-    """The postgres reader's engine: jezero.query.search calls candidates() instead of FTS5."""
+class Ranker(MessageRanking):
+    """The postgres reader's engine: jezero.query.search calls candidates() instead of FTS5; the
+    messages lane and recall call MessageRanking's methods (messages.py)."""
 
     name = "postgres"
-    lanes = ("items",)  # the messages lane (and recall) are SQLite's for now: their rows are stored here, unranked
+    lanes = ("items", "messages")  # a library older than schema 2 has only "items" (connect_reader)
 
     def __init__(self, conn):
         self.conn = conn
