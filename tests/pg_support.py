@@ -58,7 +58,7 @@ def stop() -> None:
 
 BOTH_BACKENDS = ("test_query.py", "test_later.py", "test_server.py", "test_server_globs.py", "test_current.py",
                  "test_server_http.py", "test_query_ties.py", "test_recall.py",
-                 "test_recall_server.py", "test_fused.py")
+                 "test_recall_server.py", "test_fused.py", "test_messages_engines.py")
 BACKENDS = ("sqlite", "postgres")
 SQLITE_MESSAGES_SCHEMA = 5  # jezero/store/migrations.py: the version that adds the messages layer
 
@@ -186,6 +186,9 @@ POSTGRES_DIFFERS = {
     "test_current.py::test_newer_work_sharing_only_the_projects_words_is_not_placed_first": _CURRENT,
     "test_recall_server.py::test_recall_over_stdio_keeps_the_clients_sources": _SUBPROCESS,
     "test_recall_server.py::test_cli_recall": _SUBPROCESS,
+    "test_messages_engines.py::test_a_writer_killed_between_library_commit_and_index_update": _SUBPROCESS,
+    "test_messages_engines.py::test_a_library_replaced_by_an_older_copy_is_not_answered_from_the_newer_index":
+        _EDITS_FILE,
     "test_fused.py::test_a_library_not_yet_migrated_is_searched_by_its_items": _EDITS_FILE,
     "test_fused.py::test_the_revision_comes_first_for_the_decisions_words": _CURRENT,
     "test_fused.py::test_a_newer_session_lacking_a_name_of_the_query_is_not_moved_first": _CURRENT,
