@@ -178,3 +178,17 @@ def test_migration_2_indexes_the_messages_a_schema_1_library_holds(pg_url):
 
 def test_the_tokenizer_is_the_messages_tokenizer():
     assert MESSAGES_TOKENIZER == "unicode61 remove_diacritics 2"  # messages.py tokenizes with this spec
+
+
+def test_the_work_budget_counts_statements_and_rows(both, monkeypatch):
+    from jezero.config import SearchConfig
+    from jezero_store_postgres import db as pg_db
+
+    sqlite, pg = both
+    assert "timed_out" not in recall(pg, "kubelet", window=0)  # the default allowance: far from spent
+    monkeypatch.setattr(pg_db, "ROW_STEPS", 10**7)  # each row now costs a second of the allowance
+    found = recall(pg, "kubelet", window=0, options=SearchConfig(time_budget_ms=10))
+    assert found["hits"] == [] and found["timed_out"]
+    monkeypatch.setattr(pg_db, "ROW_STEPS", 100)
+    assert pg.execute("SELECT count(*) FROM messages").fetchone()[0] == 2 * len(TEXTS)  # no budget left behind
+    assert recall(pg, "kubelet", window=0)["hits"][0]["session_id"] in {"s0", "s8"}
