@@ -180,8 +180,8 @@ class MessageRanking:
         return self.conn.execute("SELECT count(*) FROM (SELECT 1 FROM messages_search WHERE words @@ ?::tsquery "
                                  "LIMIT ?) AS c", (query, cap)).fetchone()[0]
 
-    def _scorer(self, phrases) -> _Scorer:
-        rows, tokens_total = self._totals()
+    def _scorer(self, phrases, totals: tuple[int, int] | None = None) -> _Scorer:
+        rows, tokens_total = totals or self._totals()
         half = (rows + 1) // 2
         idfs = {p: bm25.idf(rows, self._count(phrase_query(p), max(half, 1))) for p in dict.fromkeys(phrases)}
         return _Scorer(rows, tokens_total, idfs)
@@ -206,7 +206,8 @@ class MessageRanking:
                  for alternatives in request.terms]
         where, args = _filters_sql(request)
         if request.order == "per_term":
-            return [self._per_term(phrases, request, where, args) for phrases in terms]
+            totals = self._totals()  # once for every term of the request
+            return [self._per_term(phrases, request, where, args, totals) for phrases in terms]
         if not any(terms):
             return _Answer()
         lexemes = {w for phrases in terms for p in phrases for w in p}
@@ -228,10 +229,11 @@ class MessageRanking:
         common = [p for p in held if self._common(p, cap)]
         rarer = [p for p in held if p not in common]
         positions: dict[int, dict] = {}
+        totals = self._totals()
 
         def rank(group, limit, order):
             phrases = [p for t in group for p in t]
-            scorer = self._scorer(phrases)
+            scorer = self._scorer(phrases, totals)
             found = self._fetch(any_query(phrases), lexemes, where, args, order, limit)
             out = []
             for mid, _, length, pos in found:
@@ -259,7 +261,7 @@ class MessageRanking:
             return False
         return self._count(any_query(phrases), cap + 1) > cap
 
-    def _per_term(self, phrases, request, where, args) -> list | None:
+    def _per_term(self, phrases, request, where, args, totals) -> list | None:
         """One term of the lane: None for a phrase of common words (over `phrase_rows`); its
         `limit` newest matches scored None when it is common (over `common_rows`); else its
         matches' bm25 for it alone."""
@@ -276,7 +278,7 @@ class MessageRanking:
         if request.common_rows is not None and self._count(query, request.common_rows + 1) > request.common_rows:
             found = self._fetch(query, lexemes, where, args, "s.id DESC", request.limit)
             return [(mid, item, None) for mid, item, _, _ in found]
-        scorer = self._scorer(phrases)
+        scorer = self._scorer(phrases, totals)
         found = self._fetch(query, lexemes, where, args, "s.id DESC", request.limit)
         out = [(mid, item, scorer.score(phrases, length, pos)) for mid, item, length, pos in found]
         out.sort(key=lambda r: -r[2])
