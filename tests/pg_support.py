@@ -91,6 +91,20 @@ def _url_for(path, create: bool) -> str | None:
     return f"{_database[0]}?options=-csearch_path%3D{name},public"
 
 
+URL_ENV = "JEZERO_TEST_LIBRARY_URL"
+
+
+def storage_section(path, backend: str, monkeypatch) -> str:
+    """The config's [storage] section for the library at `path` on `backend`: the file itself on
+    SQLite; on PostgreSQL the schema standing for it, named through url_env (a config names the
+    variable, never the string), the variable set for this test, so that a `jezero` subprocess
+    (the CLI, `jezero serve --transport stdio`) reads the same library through the real backend."""
+    if backend != "postgres":
+        return f'[storage]\npath = "{path}"\n'
+    monkeypatch.setenv(URL_ENV, _url_for(path, create=False))
+    return f'[storage]\nbackend = "postgres"\nurl_env = "{URL_ENV}"\n'
+
+
 def _patches():
     """(target, attribute, replacement) for a module's Store and open_readonly."""
     from pathlib import Path
@@ -171,13 +185,8 @@ POSTGRES_DIFFERS = {
     "test_later.py::test_the_item_itself_does_not_set_the_bar":
         _BM25 + " (the note scores under 0.2 of the item for its subject: later's bar)",
     "test_later.py::test_an_item_with_unreadable_atoms_still_has_its_title_as_subject": _EDITS_FILE,
-    "test_server.py::test_stdio_subprocess_serves_every_tool": _SUBPROCESS,
-    "test_server.py::test_stdio_as_a_configured_client": _SUBPROCESS,
-    "test_server.py::test_stdio_answers_bad_lines_and_every_request_read_before_stdin_closed": _SUBPROCESS,
     "test_current.py::test_newer_work_sharing_only_the_projects_words_is_not_placed_first":
         _BM25 + " (the old item leads by 2.2x, over MAX_LEAD: the case the test sets up does not arise)",
-    "test_recall_server.py::test_recall_over_stdio_keeps_the_clients_sources": _SUBPROCESS,
-    "test_recall_server.py::test_cli_recall": _SUBPROCESS,
     "test_messages_engines.py::test_a_writer_killed_between_library_commit_and_index_update": _SUBPROCESS,
     "test_messages_engines.py::test_a_library_replaced_by_an_older_copy_is_not_answered_from_the_newer_index":
         _EDITS_FILE,
