@@ -105,6 +105,11 @@ def storage_section(path, backend: str, monkeypatch) -> str:
     return f'[storage]\nbackend = "postgres"\nurl_env = "{URL_ENV}"\n'
 
 
+def library_url(path) -> str | None:
+    """The connection string of the schema standing for the library file `path` (None: none yet)."""
+    return _url_for(path, create=False)
+
+
 def _patches():
     """(target, attribute, replacement) for a module's Store and open_readonly."""
     from pathlib import Path
@@ -184,10 +189,8 @@ POSTGRES_DIFFERS = {
     "test_query.py::test_rare_terms_match_and_score_as_fts5_does": _FTS5,
     "test_later.py::test_the_item_itself_does_not_set_the_bar":
         _BM25 + " (the note scores under 0.2 of the item for its subject: later's bar)",
-    "test_later.py::test_an_item_with_unreadable_atoms_still_has_its_title_as_subject": _EDITS_FILE,
     "test_current.py::test_newer_work_sharing_only_the_projects_words_is_not_placed_first":
         _BM25 + " (the old item leads by 2.2x, over MAX_LEAD: the case the test sets up does not arise)",
-    "test_messages_engines.py::test_a_writer_killed_between_library_commit_and_index_update": _SUBPROCESS,
     "test_messages_engines.py::test_a_library_replaced_by_an_older_copy_is_not_answered_from_the_newer_index":
         _EDITS_FILE,
     "test_fused.py::test_a_library_not_yet_migrated_is_searched_by_its_items": _EDITS_FILE,

@@ -22,6 +22,7 @@ from jezero.query import fused, recall, search
 from jezero.query import messages as mq
 from jezero.store import ItemRecord, Store, engines, open_readonly
 from jezero.store.messages import MessageRecord
+import pg_support
 from test_messages import at, ingest  # noqa: F401 (a fixture)
 from test_redact import POSITIVES
 
@@ -167,6 +168,9 @@ WRITER = textwrap.dedent("""
     from jezero.store import ItemRecord, Store
     from jezero.store.messages import MessageRecord
     when = datetime(2026, 3, 5, tzinfo=timezone.utc)
+    if sys.argv[1].startswith("postgresql://"):  # the same library on PostgreSQL (pg_support)
+        from jezero_store_postgres.store import PostgresStore
+        Store = lambda url: PostgresStore(url, "trigram remove_diacritics 1")
     with Store(sys.argv[1]) as store:
         store.write([ItemRecord(uid="x:crash:0", source="claude-local", agent="claude", session_id="crash",
                                 segment_index=0, occurred_at=when, title="t", summary="s", questions=[],
@@ -178,14 +182,15 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_a_writer_killed_between_library_commit_and_index_update(tmp_path, engine):
+def test_a_writer_killed_between_library_commit_and_index_update(tmp_path, engine, store_backend):
     path = tmp_path / "lib.sqlite3"
     write(path, [session("gone", [("user", "etcd member removed")], uid="x:gone:0"),
                  session("kept", [("user", "etcd backup kept")])])
     r = Recaller(path, engine)
     assert sorted(r.sessions("etcd")) == ["gone", "kept"]  # the derived index (if any) is built here
     assert r.lane("etcd")
-    proc = subprocess.run([sys.executable, "-c", WRITER, str(path)], capture_output=True, text=True, timeout=60)
+    where = pg_support.library_url(path) if store_backend == "postgres" else str(path)
+    proc = subprocess.run([sys.executable, "-c", WRITER, where], capture_output=True, text=True, timeout=60)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     # The index opened again (a new process: nothing cached) catches up before it answers.
     engines.forget()
