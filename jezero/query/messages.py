@@ -431,7 +431,7 @@ def projects(conn: apsw.Connection, expr: str, terms: Sequence[Term], filters: M
     project of the newest match first, at most `limit`."""
     ranker = backend(conn)
     if ranker is not None:
-        return ranker.message_projects([t.text for t in terms], filters, limit)
+        return ranker.message_projects([t.text for t in terms], filters, limit, expr=None if terms else expr)
     where, args = filters.sql()
     cond = f"messages_fts MATCH ? {'AND ' + where if where else ''}"
     groups = conn.execute(

@@ -118,6 +118,10 @@ def test_boolean_expressions_mean_what_they_mean_in_fts5(both):
         want = [h["message_id"] for h in recall(sqlite, boolean=expr, window=0, limit=50)["hits"]]
         got = [h["message_id"] for h in recall(pg, boolean=expr, window=0, limit=50)["hits"]]
         assert got == want and want, expr
+    discovered = [(p["project"], p["hits"], p["message_id"]) for p in
+                  recall(sqlite, boolean="deploy NOT revert", discover=True)["projects"]]
+    assert discovered and [(p["project"], p["hits"], p["message_id"]) for p in
+                           recall(pg, boolean="deploy NOT revert", discover=True)["projects"]] == discovered
     for expr in ("NEAR(deploy rollback)", "deplo*", "text: deploy"):
         with pytest.raises(QueryError, match="boolean query"):
             recall(pg, boolean=expr)

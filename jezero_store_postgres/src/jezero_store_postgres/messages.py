@@ -284,14 +284,20 @@ class MessageRanking:
         out.sort(key=lambda r: -r[2])
         return out
 
-    def message_projects(self, texts, filters, limit: int) -> list[tuple]:
+    def message_projects(self, texts, filters, limit: int, expr: str | None = None) -> list[tuple]:
         """Discovery: (project, matching messages, its newest matching message's id) per project
-        holding a message with any of the terms `texts` that passes `filters` (the query layer's
-        MessageFilters), the project with the newest match first."""
-        phrases = [p for p in (tuple(tokens(t, query=True)) for t in texts) if p]
-        if not phrases:
-            return []
-        query = any_query(phrases)
+        holding a message with any of the terms `texts` (or matching the checked FTS5 expression
+        `expr`, recall's boolean mode) that passes `filters` (the query layer's MessageFilters),
+        the project with the newest match first."""
+        if expr is not None:
+            from jezero_store_postgres.boolean import to_tsquery
+
+            query = to_tsquery(expr)[0]
+        else:
+            phrases = [p for p in (tuple(tokens(t, query=True)) for t in texts) if p]
+            if not phrases:
+                return []
+            query = any_query(phrases)
         where, args = filters.sql("m")
         cond = f"s.words @@ ?::tsquery{' AND ' + where if where else ''}"
         base = "FROM messages_search AS s JOIN messages AS m ON m.id = s.id"
