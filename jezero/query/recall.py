@@ -32,7 +32,10 @@ matching (and the coverage of each match) with the same filters before the cut a
 placing rules; its top matches are exact, so nothing is capped. A boolean expression (FTS5's
 language) and cross-project discovery stay on FTS5, and FTS5 answers whenever the engine cannot
 (behind, broken); `explain.engine` names which one matched. Snippets, windows, lineage and the
-routine tier read the library itself, whatever the engine.
+routine tier read the library itself, whatever the engine. On a store backend that ranks the
+messages itself (PostgreSQL: jezero_store_postgres/messages.py) the backend answers everything,
+boolean expressions and discovery included, by the same rules (FTS5's cap too); snippets and the
+expression check are FTS5's own, run in memory.
 
 Each hit carries its session's lineage root (parent links followed up to MAX_LINEAGE_HOPS), a
 snippet, and, when `window` > 0, a window of that many messages either side; windows of one
@@ -161,7 +164,8 @@ def recall(
 def _recall(conn, expr, terms, filters, is_boolean, order, limit, width, engine=None) -> dict:
     fetch = min(max(limit * OVERFETCH, MIN_FETCH), MAX_FETCH)
     # The configured index engine answers the matching (a boolean expression is FTS5's language:
-    # FTS5 answers it); None when it cannot, and FTS5 does.
+    # FTS5 answers it); None when it cannot, and FTS5 does. A backend ranking the messages itself
+    # answers both (it has no FTS5 to fall back on).
     found = None if is_boolean else mq.engine_matches(conn, engine, terms, filters, fetch, order)
     answered_by, capped = (mq.answered_by(conn, engine), found.capped) if found is not None else ("fts5", None)
     if found is None and is_boolean and mq.backend(conn) is not None:
