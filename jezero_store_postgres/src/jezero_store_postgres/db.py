@@ -97,13 +97,15 @@ class Connection:
 
     # -- statements ---------------------------------------------------------------------------
 
-    def execute(self, sql: str, params=None) -> Cursor:
+    def execute(self, sql: str, params=None, *, prepare: bool | None = None) -> Cursor:
+        """`prepare` False: planned for these arguments each time, never from a prepared generic
+        plan (psycopg prepares a statement after a few runs; a word's selectivity decides its plan)."""
         named = isinstance(params, Mapping)
         try:
             if params is None:
                 cur = self.pg.execute(sql)  # no parameters: psycopg sends the text as it is
             else:
-                cur = self.pg.execute(translate(sql, named), params if named else tuple(params))
+                cur = self.pg.execute(translate(sql, named), params if named else tuple(params), prepare=prepare)
         except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction) as e:
             raise apsw.SQLError(f"SQLError: {str(e).splitlines()[0]}") from e
         except psycopg.errors.ReadOnlySqlTransaction as e:

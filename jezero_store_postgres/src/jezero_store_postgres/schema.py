@@ -130,7 +130,8 @@ def _v2(db) -> None:
     them, in a tsvector with their positions (a GIN index finds words and phrases), its length in
     tokens (bm25's D), and per item the messages' rows and tokens (bm25's N and average length,
     summed over items rather than kept in one row every write would update). Existing messages
-    are indexed here, from their stored text."""
+    are indexed here, from their stored text. The GIN index takes each write at once
+    (fastupdate off): its pending list, until a vacuum merged it, made every lookup walk it."""
     from jezero_store_postgres import messages
 
     db.execute("""
@@ -139,7 +140,7 @@ def _v2(db) -> None:
             words tsvector NOT NULL,
             length integer NOT NULL
         );
-        CREATE INDEX messages_search_words ON messages_search USING gin(words);
+        CREATE INDEX messages_search_words ON messages_search USING gin(words) WITH (fastupdate = off);
         CREATE TABLE messages_totals(
             item_id bigint PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
             rows integer NOT NULL,

@@ -225,6 +225,8 @@ class PostgresStore(StoreStatements):
         if written >= 1000:
             self.db.execute("ANALYZE items")
             self.db.execute("ANALYZE items_search")
+            self.db.execute("ANALYZE messages")
+            self.db.execute("ANALYZE messages_search")
 
     def index_segments(self) -> int:
         return 0
