@@ -107,12 +107,19 @@ def index_stats(conn: apsw.Connection) -> IndexStats:
     its rows, and the average size of the sample, which is every item up to SAMPLE_SIZE."""
     ranker = _indexed_elsewhere(conn)
     if ranker is not None:
-        rows = ranker.item_count()
+        # Kept on the reader while the items' state (their count, highest id and latest write)
+        # stays the same: the sample costs a read and a parse of 256 items.
+        state = ranker.item_state()
+        kept = getattr(ranker, "index_stats", None)
+        if kept is not None and kept[0] == state:
+            return kept[1]
+        rows = state[0]
         sampled = _sample_columns(conn, ranker)
         average = sum(size for _, size in sampled.values()) / len(sampled) if sampled else 0.0
         stats = IndexStats(rows=rows, tokens=round(average * rows), token=None)
         stats.sample = [fold("\n".join(cols)) for cols, _ in sampled.values()]
         stats.sample_text, stats.sample_rows, stats.sample_at = "\0".join(stats.sample), rows, time.monotonic()
+        ranker.index_stats = (state, stats)
         return stats
     rows = dict(conn.execute("SELECT id, block FROM items_fts_data WHERE id IN (1, 10)"))
     averages, structure = rows.get(1), rows.get(10)

@@ -52,6 +52,11 @@ class SubjectTexts:
     def item_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM items").fetchone()[0]
 
+    def item_state(self) -> tuple:
+        """(items, highest id, latest write): what changes whenever the items' indexed text can
+        (every write sets its item's updated_at; a delete lowers the count)."""
+        return tuple(self.conn.execute("SELECT count(*), coalesce(max(id), 0), max(updated_at) FROM items").fetchone())
+
     def indexed_columns(self, ids=None, ranges=None) -> dict[int, tuple[list[str], int]]:
         """{item id: (its five indexed columns, its size in tokens)} of the items `ids`, or of
         those whose ids lie in the (low, high) `ranges` (inclusive)."""
