@@ -12,7 +12,7 @@ import pytest
 from jezero.query import later
 from jezero.query.current import SELF_SHARE as LATER_SELF_SHARE
 from jezero.query.current import subject_text as later_subject
-from jezero.store import open_readonly
+from jezero.store import Store, open_readonly
 from test_query import NOW, build, filler, item
 
 
@@ -98,8 +98,8 @@ def test_the_item_itself_does_not_set_the_bar(tmp_path):
 def test_an_item_with_unreadable_atoms_still_has_its_title_as_subject(tmp_path):
     path, ids = build(tmp_path, [item("okapi sighting", "okapi", days_ago=20), item("okapi again", "okapi", days_ago=5),
                                  *filler(10)])
-    with __import__("apsw").Connection(str(path)) as rw:
-        rw.execute("UPDATE items SET atoms = 'not json' WHERE id = ?", (ids[0],))
+    with Store(path) as rw:  # the library's own writer connection, on either backend
+        rw.db.execute("UPDATE items SET atoms = 'not json' WHERE id = ?", (ids[0],))
     conn = open_readonly(path)
     assert later_subject(conn, {"id": ids[0], "title": "okapi sighting"}) == "okapi sighting"
     assert ids_of(later(conn, ids[0], now=NOW)) == [ids[1]]

@@ -22,6 +22,7 @@ from jezero.query import fused, recall, search
 from jezero.query import messages as mq
 from jezero.store import ItemRecord, Store, engines, open_readonly
 from jezero.store.messages import MessageRecord
+import pg_support
 from test_messages import at, ingest  # noqa: F401 (a fixture)
 from test_redact import POSITIVES
 
@@ -29,12 +30,18 @@ T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 
 
 @pytest.fixture(params=["fts5", "tantivy"])
-def engine(request):
+def engine(request, store_backend):
     if request.param == "tantivy":
+        if store_backend == "postgres":
+            pytest.skip("the postgres backend ranks the messages in PostgreSQL, whatever [search] engine names")
         pytest.importorskip("jezero_index_tantivy", reason="jezero-index-tantivy is not installed")
     engines.forget()
+    ANSWERS["by"] = "postgres" if store_backend == "postgres" else request.param
     yield request.param
     engines.forget()
+
+
+ANSWERS = {"by": "fts5"}  # the engine that must have matched: the configured one, or the backend's own
 
 
 def session(sid, texts, *, source="claude-local", project="shop", parent=None, day=0, uid=None):
@@ -56,7 +63,7 @@ class Recaller:
     def __call__(self, query, **kw):
         with open_readonly(self.path) as conn:
             found = recall(conn, query, options=self.options, window=0, **kw)
-        assert all(h["explain"]["engine"] == self.engine for h in found["hits"]), "answered by the fallback"
+        assert all(h["explain"]["engine"] == ANSWERS["by"] for h in found["hits"]), "answered by the fallback"
         return found
 
     def sessions(self, query, **kw):
@@ -65,7 +72,7 @@ class Recaller:
     def lane(self, query, **kw):
         """Search's messages lane: its sessions, best first."""
         with open_readonly(self.path) as conn:
-            if self.engine != "fts5":  # the lane's engine path answers (not the FTS5 loop)
+            if ANSWERS["by"] != "fts5":  # the lane's engine (or backend) path answers (not the FTS5 loop)
                 terms = [t for t in mq.terms_for(conn, query) if fused._ranking(t)]
                 assert mq.engine_term_matches(conn, self.engine, terms, mq.MessageFilters(), 10) is not None
             hits = fused.message_lane(conn, query, sources=None, source=kw.get("source"), project=kw.get("project"),
@@ -161,6 +168,9 @@ WRITER = textwrap.dedent("""
     from jezero.store import ItemRecord, Store
     from jezero.store.messages import MessageRecord
     when = datetime(2026, 3, 5, tzinfo=timezone.utc)
+    if sys.argv[1].startswith("postgresql://"):  # the same library on PostgreSQL (pg_support)
+        from jezero_store_postgres.store import PostgresStore
+        Store = lambda url: PostgresStore(url, "trigram remove_diacritics 1")
     with Store(sys.argv[1]) as store:
         store.write([ItemRecord(uid="x:crash:0", source="claude-local", agent="claude", session_id="crash",
                                 segment_index=0, occurred_at=when, title="t", summary="s", questions=[],
@@ -172,14 +182,15 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_a_writer_killed_between_library_commit_and_index_update(tmp_path, engine):
+def test_a_writer_killed_between_library_commit_and_index_update(tmp_path, engine, store_backend):
     path = tmp_path / "lib.sqlite3"
     write(path, [session("gone", [("user", "etcd member removed")], uid="x:gone:0"),
                  session("kept", [("user", "etcd backup kept")])])
     r = Recaller(path, engine)
     assert sorted(r.sessions("etcd")) == ["gone", "kept"]  # the derived index (if any) is built here
     assert r.lane("etcd")
-    proc = subprocess.run([sys.executable, "-c", WRITER, str(path)], capture_output=True, text=True, timeout=60)
+    where = pg_support.library_url(path) if store_backend == "postgres" else str(path)
+    proc = subprocess.run([sys.executable, "-c", WRITER, where], capture_output=True, text=True, timeout=60)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     # The index opened again (a new process: nothing cached) catches up before it answers.
     engines.forget()

@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters
 from jezero.server import build_mcp_server, shape
 from jezero.store import ItemRecord, Store
 from jezero.store.messages import MessageRecord
+import pg_support
 from jz_support import REPO, jezero_command
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
@@ -35,7 +36,7 @@ def item(sid, source, texts, day=0, project="shop"):
 
 
 @pytest.fixture
-def config_file(tmp_path) -> Path:
+def config_file(tmp_path, store_backend, monkeypatch) -> Path:
     library = tmp_path / "lib.sqlite3"
     with Store(library) as store:
         store.write([
@@ -45,8 +46,8 @@ def config_file(tmp_path) -> Path:
             item("s2", "agent-ci", [("user", "weasyprint crashed on the runner")], day=1, project="billing"),
         ])
     path = tmp_path / "config.toml"
-    path.write_text(f'[storage]\npath = "{library}"\n\n[[clients]]\nname = "ci"\nkey_sha256 = "{"a" * 64}"\n'
-                    'sources = ["agent-*"]\n')
+    path.write_text(pg_support.storage_section(library, store_backend, monkeypatch)
+                    + f'\n[[clients]]\nname = "ci"\nkey_sha256 = "{"a" * 64}"\nsources = ["agent-*"]\n')
     return path
 
 

@@ -24,6 +24,7 @@ from jezero.server import build_mcp_server, shape
 from jezero.server.clients import ClientRegistry
 from jezero.server.library import Library
 from jezero.store import ItemRecord, Store
+import pg_support
 from jz_support import REPO, jezero_command
 
 TOOLS = {"search", "later", "timeline", "get_item", "catalog", "recall"}
@@ -313,10 +314,10 @@ def stdio_params(config_path: Path, *extra: str) -> StdioServerParameters:
 
 
 @pytest.fixture
-def config_file(tmp_path, library) -> Path:
+def config_file(tmp_path, library, store_backend, monkeypatch) -> Path:
     path = tmp_path / "config.toml"
-    path.write_text(f'[storage]\npath = "{library}"\n\n[[clients]]\nname = "ci"\nkey_sha256 = "{"a" * 64}"\n'
-                    'sources = ["agent-*"]\n')
+    path.write_text(pg_support.storage_section(library, store_backend, monkeypatch)
+                    + f'\n[[clients]]\nname = "ci"\nkey_sha256 = "{"a" * 64}"\nsources = ["agent-*"]\n')
     return path
 
 

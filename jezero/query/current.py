@@ -362,6 +362,18 @@ class _Texts:
         missing = [i for i in dict.fromkeys(ids) if i not in known]
         if not missing:
             return
+        ranker = stats._indexed_elsewhere(self.conn)  # a backend without FTS5: the items' own text
+        if ranker is not None:
+            for rowid, found in ranker.indexed_columns(ids=missing).items():
+                cols, size = found
+                if self.fold is None:
+                    known[rowid] = cols
+                else:
+                    text = [self.fold(c) for c in cols]
+                    known[rowid] = (rare.Row(rowid, text, size, "", None, ""), "\0".join(text))
+            for rowid in missing:
+                known.setdefault(rowid, None)
+            return
         marks = ",".join("?" * len(missing))
         columns = {r[0]: list(r[1:]) for r in self.conn.execute(
             f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM items_fts WHERE rowid IN ({marks})", missing)}

@@ -209,8 +209,9 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                                 include_tools=True, include_subagents=True, since=since)
     with budget(conn, time_budget_ms):
         try:
-            total = mq.message_count(conn)
-            sessions_n = stats.index_stats(conn).rows
+            ranker = mq.backend(conn)  # a backend ranking the messages itself counts its own rows
+            total, sessions_n = ranker.message_rows() if ranker is not None else \
+                (mq.message_count(conn), stats.index_stats(conn).rows)
             answered = mq.engine_term_matches(conn, engine, [t for t in terms if _ranking(t)], filters, LANE_MAX_ROWS,
                                               PHRASE_MAX_ROWS,
                                               bm25.idf(total, LANE_MAX_ROWS) if total > LANE_MAX_ROWS else None)

@@ -33,9 +33,20 @@ MAX_EXPRESSION_CHARS = 1000
 COVER_NAME = "jezero_matched"
 
 
+def backend(conn: apsw.Connection):
+    """The reader's store backend when it ranks the messages itself (a jezero.store.backends
+    Ranker with the lane "messages", e.g. PostgreSQL): it answers every messages request below,
+    whatever `[search] engine` names, since the library has no FTS5 to fall back on. None on
+    SQLite."""
+    ranker = getattr(conn, "ranker", None)
+    return ranker if ranker is not None and "messages" in ranker.lanes else None
+
+
 def has_messages(conn: apsw.Connection) -> bool:
     """Whether this library has the messages layer (a reader may meet a library that no writer
     has migrated yet: it then searches the items alone)."""
+    if backend(conn) is not None:
+        return True
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='messages_fts'").fetchone() is not None
 
 
@@ -57,7 +68,8 @@ def check_expression(conn: apsw.Connection, expr) -> str:
     if "\x00" in expr:
         raise QueryError("boolean query: contains a NUL character")
     try:
-        conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (expr,)).fetchall()
+        checker = _memory_fts() if backend(conn) is not None else conn  # FTS5 reads its own language
+        checker.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (expr,)).fetchall()
     except apsw.SQLError as e:
         reason = str(e).split(":", 1)[-1].strip()
         raise QueryError(f"boolean query is not a valid FTS5 expression ({reason}): {expr!r}; "
@@ -214,11 +226,13 @@ def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], fi
     holding any of `terms` (each literal, as written) that pass `filters`, in `order`, each with
     its coverage; None when the engine is FTS5 or cannot answer (then FTS5 does). Every match
     is ranked (the engine's top matches are exact: no RANK_CAP)."""
-    if not engine or engine == engines.BUILTIN or not terms:
+    ranker = backend(conn)
+    if (ranker is None and (not engine or engine == engines.BUILTIN)) or not terms:
         return None
     limit = fetch
     while True:
-        answer = engines.messages(conn, engine, request_for([(t.text,) for t in terms], filters, order, limit))
+        request = request_for([(t.text,) for t in terms], filters, order, limit)
+        answer = ranker.message_matches(request) if ranker is not None else engines.messages(conn, engine, request)
         if answer is None:
             return None
         # The library's own rows, through the same filters: a message deleted since the index
@@ -228,7 +242,8 @@ def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], fi
         if len(kept) >= fetch or len(answer) < limit or filters.min_messages <= 1 or limit >= REFILL_MAX:
             break
         limit = min(limit * REFILL_GROWTH, REFILL_MAX)
-    out = []
+    out = Matches()
+    out.capped = [terms[i].text for i in getattr(answer, "capped", ())]
     for rank, (m, score, mask) in enumerate(kept[:fetch]):
         m.bm25 = -score  # FTS5's sign: less is better
         m.bm25_rank = rank if order == "relevance" else -1
@@ -236,6 +251,20 @@ def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], fi
         m.coverage = len(m.matched)
         out.append(m)
     return out
+
+
+class Matches(list):
+    """engine_matches()'s answer: the matches, and the terms ranked among their newest RANK_CAP
+    matches only (a backend that keeps FTS5's cap says which; a derived index caps nothing)."""
+
+    capped: list = []
+
+
+def answered_by(conn: apsw.Connection, engine: str | None) -> str:
+    """What engine_matches() names as the engine that matched: the backend's when it ranks the
+    messages, else the configured one."""
+    ranker = backend(conn)
+    return ranker.name if ranker is not None else engine
 
 
 def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters,
@@ -249,14 +278,16 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     phrase whose words are in more than `phrase_rows` messages together is left out (as the
     FTS5 lane leaves it out). Returns (those per term, the phrases left out, the common words);
     None when the engine is FTS5 or cannot answer (then FTS5 does)."""
-    if not engine or engine == engines.BUILTIN:
+    ranker = backend(conn)
+    if ranker is None and (not engine or engine == engines.BUILTIN):
         return None
     if not terms:
         return [], [], []
     alternatives = [(t.key[0], *word_forms(t.key[0])) if len(t.key) == 1 and not t.exact else (t.text,)
                     for t in terms]
-    answer = engines.messages(conn, engine, request_for(alternatives, filters, "per_term", cap, phrase_rows,
-                                                        cap if common_relevance is not None else None))
+    request = request_for(alternatives, filters, "per_term", cap, phrase_rows,
+                          cap if common_relevance is not None else None)
+    answer = ranker.message_matches(request) if ranker is not None else engines.messages(conn, engine, request)
     if answer is None:
         return None
     left_out = [t.text for t, found in zip(terms, answer) if found is None]
@@ -376,6 +407,9 @@ def token_rows(conn: apsw.Connection, token: str, cap: int) -> int:
 
 def message_count(conn: apsw.Connection) -> int:
     """N as FTS5's bm25 sees it: the first varint of the index's averages record."""
+    ranker = backend(conn)
+    if ranker is not None:
+        return ranker.message_rows()[0]
     row = conn.execute("SELECT block FROM messages_fts_data WHERE id = 1").fetchone()
     return varints(row[0])[0] if row else 0
 
@@ -390,6 +424,44 @@ def rows(conn: apsw.Connection, ids: Sequence[int], filters: MessageFilters) -> 
     return {r[0]: Match(*r, 0.0, -1) for r in conn.execute(sql, [*ids, *args])}
 
 
+def projects(conn: apsw.Connection, expr: str, terms: Sequence[Term], filters: MessageFilters,
+             limit: int) -> list[tuple]:
+    """Cross-project discovery: (project, matching messages, the id of its newest match) for each
+    project holding a message that matches `expr` (the OR of `terms`) and passes `filters`, the
+    project of the newest match first, at most `limit`."""
+    ranker = backend(conn)
+    if ranker is not None:
+        return ranker.message_projects([t.text for t in terms], filters, limit, expr=None if terms else expr)
+    where, args = filters.sql()
+    cond = f"messages_fts MATCH ? {'AND ' + where if where else ''}"
+    groups = conn.execute(
+        f"SELECT m.project, count(*), max(m.at) FROM messages_fts CROSS JOIN messages AS m "
+        f"ON m.id = messages_fts.rowid WHERE {cond} GROUP BY m.project ORDER BY 3 DESC LIMIT ?",
+        [expr, *args, limit]).fetchall()
+    out = []
+    for project, count, _ in groups:
+        row = conn.execute(
+            f"SELECT m.id FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+            f"WHERE {cond} AND m.project IS ? ORDER BY m.at DESC, m.id DESC LIMIT 1",
+            [expr, *args, project]).fetchone()
+        out.append((project, count, row[0]))
+    return out
+
+
+def boolean_matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: int) -> list[Match]:
+    """recall's boolean mode on a backend that ranks the messages itself: the first `fetch`
+    messages matching the FTS5 expression `expr` (already checked) that pass `filters`, by bm25."""
+    ranker = backend(conn)
+    answer = ranker.boolean_matches(expr, filters, fetch)
+    shown = rows(conn, [mid for mid, _ in answer], filters)
+    out = []
+    for rank, (mid, score) in enumerate((mid, score) for mid, score in answer if mid in shown):
+        m = shown[mid]
+        m.bm25, m.bm25_rank = -score, rank
+        out.append(m)
+    return out
+
+
 def texts(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
     if not ids:
         return {}
@@ -398,10 +470,42 @@ def texts(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
 
 
 def snippets(conn: apsw.Connection, expr: str, ids: Sequence[int], tokens: int = 24) -> dict[int, str]:
-    """FTS5's own snippet of each message around its matched words, [marked]."""
+    """FTS5's own snippet of each message around its matched words, [marked]. A backend without
+    FTS5 has it cut by FTS5 all the same, from the messages' texts in a table in memory (a snippet
+    needs no statistics of the index, only the message's own words)."""
     if not ids:
         return {}
+    if backend(conn) is not None:
+        return _memory_snippets(texts(conn, ids), expr, tokens)
     rows = conn.execute(
         f"SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', {int(tokens)}) FROM messages_fts "
         f"WHERE messages_fts MATCH ? AND rowid IN ({','.join('?' * len(ids))})", [expr, *ids])
     return dict(rows)
+
+
+# -- FTS5 in memory, for a backend without it -------------------------------------------------------
+
+_memory = threading.local()
+
+
+def _memory_fts() -> apsw.Connection:
+    """This thread's in-memory SQLite with an empty `messages_fts` of the messages tokenizer: what
+    checks a boolean expression and cuts snippets for a backend that has no FTS5."""
+    conn = getattr(_memory, "conn", None)
+    if conn is None:
+        conn = apsw.Connection(":memory:")
+        conn.execute(f"CREATE VIRTUAL TABLE messages_fts USING fts5(text, tokenize='{MESSAGES_TOKENIZER}')")
+        _memory.conn = conn
+    return conn
+
+
+def _memory_snippets(by_id: dict[int, str], expr: str, tokens: int) -> dict[int, str]:
+    conn = _memory_fts()
+    conn.execute("BEGIN")
+    try:
+        conn.executemany("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", list(by_id.items()))
+        return dict(conn.execute(
+            f"SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', {int(tokens)}) FROM messages_fts "
+            "WHERE messages_fts MATCH ?", (expr,)))
+    finally:
+        conn.execute("ROLLBACK")

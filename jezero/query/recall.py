@@ -32,7 +32,10 @@ matching (and the coverage of each match) with the same filters before the cut a
 placing rules; its top matches are exact, so nothing is capped. A boolean expression (FTS5's
 language) and cross-project discovery stay on FTS5, and FTS5 answers whenever the engine cannot
 (behind, broken); `explain.engine` names which one matched. Snippets, windows, lineage and the
-routine tier read the library itself, whatever the engine.
+routine tier read the library itself, whatever the engine. On a store backend that ranks the
+messages itself (PostgreSQL: jezero_store_postgres/messages.py) the backend answers everything,
+boolean expressions and discovery included, by the same rules (FTS5's cap too); snippets and the
+expression check are FTS5's own, run in memory.
 
 Each hit carries its session's lineage root (parent links followed up to MAX_LINEAGE_HOPS), a
 snippet, and, when `window` > 0, a window of that many messages either side; windows of one
@@ -119,10 +122,6 @@ def recall(
     placed by the rules in the module docstring. Returns {"method", "terms", "hits", "windows"}
     (with `discover`: {"method", "terms", "projects"}); "timed_out" when the time budget ran out.
     Raises QueryError for a bad argument or a malformed boolean expression."""
-    ranker = getattr(conn, "ranker", None)  # a backend ranking in its own engine (jezero.store.backends)
-    if ranker is not None and "messages" not in ranker.lanes:
-        raise QueryError(f"recall reads the messages index, which the {ranker.name} backend does not rank yet: "
-                         "use search")
     opts = options_or_default(options)
     lim = clamp_limit(limit, DEFAULT_LIMIT, opts.max_limit)
     order = _sort(sort)
@@ -165,9 +164,12 @@ def recall(
 def _recall(conn, expr, terms, filters, is_boolean, order, limit, width, engine=None) -> dict:
     fetch = min(max(limit * OVERFETCH, MIN_FETCH), MAX_FETCH)
     # The configured index engine answers the matching (a boolean expression is FTS5's language:
-    # FTS5 answers it); None when it cannot, and FTS5 does.
+    # FTS5 answers it); None when it cannot, and FTS5 does. A backend ranking the messages itself
+    # answers both (it has no FTS5 to fall back on).
     found = None if is_boolean else mq.engine_matches(conn, engine, terms, filters, fetch, order)
-    answered_by, capped = (engine, []) if found is not None else ("fts5", None)
+    answered_by, capped = (mq.answered_by(conn, engine), found.capped) if found is not None else ("fts5", None)
+    if found is None and is_boolean and mq.backend(conn) is not None:
+        found, answered_by, capped = mq.boolean_matches(conn, expr, filters, fetch), mq.answered_by(conn, engine), []
     if found is None:
         found, capped = mq.matches(conn, expr, filters, fetch, order, terms)
         if not is_boolean:
@@ -237,19 +239,9 @@ def _fields(m: mq.Match) -> dict:
 
 def _discover(conn, expr, terms, filters) -> dict:
     """Each matching project's newest message, projects by recency."""
-    where, args = filters.sql()
-    cond = f"messages_fts MATCH ? {'AND ' + where if where else ''}"
-    groups = conn.execute(
-        f"SELECT m.project, count(*), max(m.at) FROM messages_fts CROSS JOIN messages AS m "
-        f"ON m.id = messages_fts.rowid WHERE {cond} GROUP BY m.project ORDER BY 3 DESC LIMIT ?",
-        [expr, *args, MAX_PROJECTS]).fetchall()
     out = []
-    for final, (project, count, _) in enumerate(groups):
-        row = conn.execute(
-            f"SELECT m.id FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
-            f"WHERE {cond} AND m.project IS ? ORDER BY m.at DESC, m.id DESC LIMIT 1",
-            [expr, *args, project]).fetchone()
-        m = mq.rows(conn, [row[0]], mq.MessageFilters(include_tools=True, include_subagents=True))[row[0]]
+    for final, (project, count, newest) in enumerate(mq.projects(conn, expr, terms, filters, MAX_PROJECTS)):
+        m = mq.rows(conn, [newest], mq.MessageFilters(include_tools=True, include_subagents=True))[newest]
         root, hops, _ = lineage_root(conn, m.source, m.session_id)
         out.append({"project": project, "hits": count, **_fields(m),
                     "snippet": mq.snippets(conn, expr, [m.id]).get(m.id, ""),
@@ -293,7 +285,7 @@ def routine_sessions(conn: apsw.Connection, sessions: set[tuple[str, str]]) -> s
 
 def _sessions_with(conn, prompt_hash: str) -> int:
     return conn.execute("SELECT count(*) FROM (SELECT DISTINCT source, session_id FROM messages "
-                        "WHERE prompt_hash = ? LIMIT ?)", (prompt_hash, ROUTINE_MIN_SESSIONS)).fetchone()[0]
+                        "WHERE prompt_hash = ? LIMIT ?) AS s", (prompt_hash, ROUTINE_MIN_SESSIONS)).fetchone()[0]
 
 
 def bookend_windows(conn: apsw.Connection, anchors: Sequence[mq.Match], width: int,

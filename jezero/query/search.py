@@ -158,7 +158,7 @@ def _current_first(conn, hits: list[dict], options: SearchConfig, may_move=None,
                    move_share: float | None = None) -> list[dict]:
     """current.current_first over an items ranking, keeping whether the search was cut; the
     result's `placed` is {moved hit's id: the id of the hit it was placed before}."""
-    if len(hits) < 2 or getattr(conn, "ranker", None) is not None:  # current.py reads FTS5's own tables
+    if len(hits) < 2:
         return hits
     placed: dict = {}
     with budget(conn, options.time_budget_ms):

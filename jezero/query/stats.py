@@ -102,7 +102,25 @@ _states_lock = threading.Lock()
 
 def index_stats(conn: apsw.Connection) -> IndexStats:
     """The stats object for the library's current index state (shared across connections to the
-    same file)."""
+    same file). A backend without FTS5 (its Ranker has `indexed_columns`, e.g. PostgreSQL's
+    subjects.py) gives the same numbers from the items themselves, for one call (not cached):
+    its rows, and the average size of the sample, which is every item up to SAMPLE_SIZE."""
+    ranker = _indexed_elsewhere(conn)
+    if ranker is not None:
+        # Kept on the reader while the items' state (their count, highest id and latest write)
+        # stays the same: the sample costs a read and a parse of 256 items.
+        state = ranker.item_state()
+        kept = getattr(ranker, "index_stats", None)
+        if kept is not None and kept[0] == state:
+            return kept[1]
+        rows = state[0]
+        sampled = _sample_columns(conn, ranker)
+        average = sum(size for _, size in sampled.values()) / len(sampled) if sampled else 0.0
+        stats = IndexStats(rows=rows, tokens=round(average * rows), token=None)
+        stats.sample = [fold("\n".join(cols)) for cols, _ in sampled.values()]
+        stats.sample_text, stats.sample_rows, stats.sample_at = "\0".join(stats.sample), rows, time.monotonic()
+        ranker.index_stats = (state, stats)
+        return stats
     rows = dict(conn.execute("SELECT id, block FROM items_fts_data WHERE id IN (1, 10)"))
     averages, structure = rows.get(1), rows.get(10)
     numbers = varints(averages) if averages else [0]
@@ -273,9 +291,14 @@ def sample_count(stats: IndexStats, text: str) -> int:
     return n
 
 
-def _read_sample(conn: apsw.Connection, rows: int) -> list[str]:
-    """Up to SAMPLE_SIZE rows in SAMPLE_BLOCKS runs of consecutive ids spread over the library:
-    runs of neighbours share pages, so a cold read costs a few dozen seeks, not hundreds."""
+def _indexed_elsewhere(conn):
+    """The reader's backend Ranker when the items' indexed text is read through it (no FTS5)."""
+    ranker = getattr(conn, "ranker", None)
+    return ranker if ranker is not None and hasattr(ranker, "indexed_columns") else None
+
+
+def _sample_runs(conn: apsw.Connection) -> list[tuple[int, int]]:
+    """The sample's runs of ids, (first, last) inclusive (_read_sample)."""
     lo, hi = conn.execute("SELECT min(id), max(id) FROM items").fetchone()
     if lo is None:
         return []
@@ -286,11 +309,25 @@ def _read_sample(conn: apsw.Connection, rows: int) -> list[str]:
         run = span
     else:
         starts = [lo + (span - run) * b // (SAMPLE_BLOCKS - 1) for b in range(SAMPLE_BLOCKS)]
+    return [(start, start + run - 1) for start in starts]
+
+
+def _sample_columns(conn, ranker) -> dict:
+    runs = _sample_runs(conn)
+    return ranker.indexed_columns(ranges=runs) if runs else {}
+
+
+def _read_sample(conn: apsw.Connection, rows: int) -> list[str]:
+    """Up to SAMPLE_SIZE rows in SAMPLE_BLOCKS runs of consecutive ids spread over the library:
+    runs of neighbours share pages, so a cold read costs a few dozen seeks, not hundreds."""
+    ranker = _indexed_elsewhere(conn)
+    if ranker is not None:
+        return [fold("\n".join(cols)) for cols, _ in _sample_columns(conn, ranker).values()]
     texts = []
-    for start in starts:
+    for start, last in _sample_runs(conn):
         for cols in conn.execute(
             "SELECT title, summary, questions, atoms, project FROM items_fts WHERE rowid BETWEEN ? AND ?",
-            (start, start + run - 1),
+            (start, last),
         ):
             texts.append(fold("\n".join(c or "" for c in cols)))
     return texts

@@ -68,6 +68,16 @@ class Ranker(Protocol):
     def candidates(self, terms, filters, pool: int) -> list[tuple[int, float, str]]:
         """(item id, relevance, occurred_at) of the `pool` best matches that pass `filters`."""
 
+    # With "messages" in `lanes` (recall, search's messages lane; jezero.query.messages.backend):
+    # def message_matches(self, request: engines.MessageRequest) -> list: a derived engine's
+    #     answer (engines.IndexEngine's message_matches), optionally with `capped` (term indexes)
+    # def message_rows(self) -> tuple[int, int]: (messages, items), bm25's N for each layer
+    # def message_projects(self, texts, filters, limit) -> [(project, count, newest message id)]
+    # def boolean_matches(self, expr, filters, fetch) -> [(message id, relevance)]
+    # Without FTS5's tables (current-first, later's subject; jezero.query.stats._indexed_elsewhere):
+    # def item_count(self) -> int
+    # def indexed_columns(self, ids=None, ranges=None) -> {id: (five indexed columns, tokens)}
+
 
 class Reader(Protocol):
     """What the query layer calls on a connection (apsw.Connection is the reference)."""

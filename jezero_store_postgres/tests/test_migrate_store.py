@@ -82,6 +82,12 @@ def test_to_postgres_and_back_verified_and_resumable(tmp_path, sqlite_library, p
 
         assert [h["id"] for h in search(pg, "cafe", lanes=["items"], limit=50)] and \
                {h["id"] for h in search(pg, "mod12", lanes=["items"])} == {12}
+        from jezero.query import recall
+
+        # the copied messages are ranked on PostgreSQL too (messages_search), as on SQLite
+        copied = recall(pg, "bug 12", window=0)["hits"]
+        assert copied[0]["item_id"] == 12 and [h["message_id"] for h in copied] == \
+               [h["message_id"] for h in recall(sqlite, "bug 12", window=0)["hits"]]
     finally:
         sqlite.close()
         pg.close()

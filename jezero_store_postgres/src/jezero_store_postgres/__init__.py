@@ -76,10 +76,13 @@ def connect_reader(dsn: str):
         conn = Connection(dsn, read_only=True, application_name="jezero reader")
     except ConnectionFailed as e:
         raise StoreError(str(e)) from None
-    if current_version(conn) == 0:
+    version = current_version(conn)
+    if version == 0:
         conn.close()
         raise StoreError("the PostgreSQL library is empty (run `jezero init` or `jezero run` first)")
     conn.ranker = Ranker(conn)
+    if version < 2:  # its messages are not indexed until a writer migrates it (schema._v2)
+        conn.ranker.lanes = ("items",)
     return conn
 
 

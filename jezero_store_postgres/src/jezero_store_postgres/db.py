@@ -20,6 +20,14 @@ from collections.abc import Mapping
 import apsw
 import psycopg
 
+# The work budget's price of a statement and of a row it returns, in SQLite VM steps (the unit of
+# jezero.query.common.STEPS_PER_MS: 10,000 a millisecond). A round trip to a local server and its
+# planning cost about a millisecond; a row fetched and turned into Python about 10 us. So the
+# default 250 ms allows some 250 statements or 25,000 rows: a search of the benchmarks' libraries
+# uses a few dozen statements and a few thousand rows (recall of a common word: its 5,000 newest).
+STATEMENT_STEPS = 10_000
+ROW_STEPS = 100
+
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _cache: dict[tuple[str, bool], str] = {}
 
@@ -84,21 +92,38 @@ class Connection:
             self.pg.execute("SET default_transaction_read_only = on")
         self._tx: list = []
         self.ranker = None
+        self._progress = None  # (handler, steps) while the query layer's work budget runs
+        self._work = 0
 
     # -- statements ---------------------------------------------------------------------------
 
-    def execute(self, sql: str, params=None) -> Cursor:
+    def execute(self, sql: str, params=None, *, prepare: bool | None = None) -> Cursor:
+        """`prepare` False: planned for these arguments each time, never from a prepared generic
+        plan (psycopg prepares a statement after a few runs; a word's selectivity decides its plan)."""
         named = isinstance(params, Mapping)
         try:
             if params is None:
                 cur = self.pg.execute(sql)  # no parameters: psycopg sends the text as it is
             else:
-                cur = self.pg.execute(translate(sql, named), params if named else tuple(params))
+                cur = self.pg.execute(translate(sql, named), params if named else tuple(params), prepare=prepare)
         except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction) as e:
             raise apsw.SQLError(f"SQLError: {str(e).splitlines()[0]}") from e
         except psycopg.errors.ReadOnlySqlTransaction as e:
             raise apsw.ReadOnlyError(f"ReadOnlyError: {str(e).splitlines()[0]}") from e
+        if self._progress is not None:
+            self._count_work(STATEMENT_STEPS + max(cur.rowcount, 0) * ROW_STEPS)
         return Cursor(cur)
+
+    def _count_work(self, steps: int) -> None:
+        """The work budget (set_progress_handler): the handler is called once per `steps` of
+        work done, as SQLite calls it once per so many VM steps; when it says stop, the statement's
+        answer is dropped and apsw.InterruptError raised, as SQLite interrupts a statement."""
+        handler, every = self._progress
+        self._work += steps
+        while self._work >= every:
+            self._work -= every
+            if handler():
+                raise apsw.InterruptError("InterruptError: the work budget ran out")
 
     def executemany(self, sql: str, rows) -> None:
         rows = list(rows)
@@ -127,8 +152,13 @@ class Connection:
     # -- what apsw has and the query layer calls ----------------------------------------------
 
     def set_progress_handler(self, handler, steps: int = 0) -> None:
-        """No VM steps to count in a server: the work of a search is bounded by its shape instead
-        (the candidate pool, words in half the library left out), see search.py."""
+        """The query layer's work budget (jezero.query.common.budget). A server has no VM steps
+        to count, and a clock would let a busy machine change an answer; so the work counted is
+        what this connection did: STATEMENT_STEPS for each statement and ROW_STEPS for each row
+        it returned, checked after each statement (a statement is never stopped inside the
+        server: each is bounded by its shape, see search.py and messages.py)."""
+        self._progress = (handler, max(int(steps), 1)) if handler is not None else None
+        self._work = 0
 
     def close(self, force: bool = False) -> None:
         self.pg.close()

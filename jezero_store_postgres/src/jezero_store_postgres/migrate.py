@@ -93,6 +93,10 @@ class _End:
             self.db.execute("INSERT INTO message_texts(id, text) VALUES(?, ?)", (m[0], m[-1]))
             if self.kind == "sqlite":
                 self.db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (m[0], m[-1]))
+        if self.kind == "postgres":
+            from jezero_store_postgres import messages as message_search
+
+            message_search.index(self.db, row["id"], [(m[0], m[-1]) for m in messages])
 
     def finish(self) -> None:
         """After explicit ids: PostgreSQL's identity sequences move past the highest one copied."""

@@ -134,6 +134,45 @@ def _v1(db) -> None:
     """)
 
 
+def _v2(db) -> None:
+    """The messages ranked (messages.py): each message's words as FTS5's messages tokenizer reads
+    them, in a tsvector with their positions (a GIN index finds words and phrases), its length in
+    tokens (bm25's D), and per item the messages' rows and tokens (bm25's N and average length,
+    summed over items rather than kept in one row every write would update). Existing messages
+    are indexed here, from their stored text. The GIN index takes each write at once
+    (fastupdate off): its pending list, until a vacuum merged it, made every lookup walk it."""
+    from jezero_store_postgres import messages
+
+    db.execute("""
+        CREATE TABLE messages_search(
+            id bigint PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+            words tsvector NOT NULL,
+            length integer NOT NULL
+        );
+        CREATE INDEX messages_search_words ON messages_search USING gin(words) WITH (fastupdate = off);
+        CREATE TABLE messages_totals(
+            item_id bigint PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+            rows integer NOT NULL,
+            tokens bigint NOT NULL
+        );
+    """)
+    last = 0
+    while True:  # a few hundred items' messages in memory at a time
+        items = [r[0] for r in db.execute("SELECT DISTINCT item_id FROM messages WHERE item_id > ? ORDER BY item_id "
+                                          "LIMIT 500", (last,))]
+        if not items:
+            break
+        last = items[-1]
+        by_item: dict[int, list] = {}
+        for item_id, message_id, text in db.execute(
+                "SELECT m.item_id, m.id, t.text FROM messages AS m JOIN message_texts AS t ON t.id = m.id "
+                "WHERE m.item_id = ANY(?) ORDER BY m.id", (items,)):
+            by_item.setdefault(item_id, []).append((message_id, text))
+        for item_id, rows in by_item.items():
+            messages.index(db, item_id, rows)
+
+
+
 # Each posting: the lexeme's occurrences in the item, weighted by the tsvector's classes as
 # ts_rank_cd weighs them (store.RANK_WEIGHTS, {D, C, B, A}; written out because a shipped
 # migration never changes), and the item's length as ts_rank_cd's normalisation 1 counts it (its
@@ -197,9 +236,7 @@ def _v3(db) -> None:
     """)
 
 
-# index + 1 = the version it produces. _v2 is the messages lane's (branch pgfeat): merged, this
-# reads [_v1, _v2, _v3]; _v3 depends on nothing _v2 makes.
-MIGRATIONS = [_v1, _v3]
+MIGRATIONS = [_v1, _v2, _v3]  # index + 1 = the version it produces
 LATEST = len(MIGRATIONS)
 
 

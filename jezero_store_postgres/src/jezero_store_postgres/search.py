@@ -44,7 +44,9 @@ import re
 
 from jezero.query import bm25
 
+from jezero_store_postgres.messages import MessageRanking
 from jezero_store_postgres.store import RANK_WEIGHTS, fold
+from jezero_store_postgres.subjects import SubjectTexts
 
 # What a term found only as a substring of a word adds, next to ts_rank_cd's scale (one
 # occurrence in a summary of 100 words ranks about 0.18, in a title about 0.36).
@@ -65,11 +67,13 @@ def _tsquery(folded: str) -> tuple[str, str]:
     return "phraseto_tsquery('simple', ?)", folded
 
 
-class Ranker:
-    """The postgres reader's engine: jezero.query.search calls candidates() instead of FTS5."""
+class Ranker(MessageRanking, SubjectTexts):
+    """The postgres reader's engine: jezero.query.search calls candidates() instead of FTS5; the
+    messages lane and recall call MessageRanking's methods (messages.py), current-first and
+    later's subject SubjectTexts' (subjects.py)."""
 
     name = "postgres"
-    lanes = ("items",)  # the messages lane (and recall) are SQLite's for now: their rows are stored here, unranked
+    lanes = ("items", "messages")  # a library older than schema 2 has only "items" (connect_reader)
 
     def __init__(self, conn):
         self.conn = conn

@@ -16,6 +16,7 @@ from jezero.store import messages as message_rows
 from jezero.store.messages import MessageRecord
 from jezero.store.warnings import MAX_PER_RUN
 
+from jezero_store_postgres import messages as message_search
 from jezero_store_postgres import schema
 from jezero_store_postgres.db import Connection
 
@@ -50,7 +51,7 @@ SEARCH_UPSERT = ("INSERT INTO items_search(id, folded, fts) VALUES {rows} "
                  "ON CONFLICT(id) DO UPDATE SET folded = excluded.folded, fts = excluded.fts")
 
 
-def connect_writer(url: str, tokenizer: str) -> Connection:
+def connect_writer(url: str, tokenizer: str, target: int = schema.LATEST) -> Connection:
     db = Connection(url, application_name="jezero writer")
     version = schema.current_version(db)
     if version > schema.LATEST:
@@ -63,7 +64,7 @@ def connect_writer(url: str, tokenizer: str) -> Connection:
             db.close()
             raise TokenizerMismatch(f"the PostgreSQL library was made with tokenizer {stored[0]!r} but the config "
                                     f"asks for {tokenizer!r}: set storage.tokenizer = {stored[0]!r}")
-    schema.migrate(db, tokenizer)
+    schema.migrate(db, tokenizer, target)
     return db
 
 
@@ -71,9 +72,9 @@ class PostgresStore(StoreStatements):
     """jezero.store.Store's methods over PostgreSQL; the ones that are the same plain SQL on both
     come from StoreStatements. `db` is the apsw-like connection (jezero_store_postgres.db)."""
 
-    def __init__(self, url: str, tokenizer: str, *, where: str = "postgres"):
+    def __init__(self, url: str, tokenizer: str, *, where: str = "postgres", migrate_to: int = schema.LATEST):
         self.path = where  # what messages name as the library (never the connection string: it may hold a password)
-        self.db = connect_writer(url, tokenizer)
+        self.db = connect_writer(url, tokenizer, migrate_to)  # migrate_to: an older schema, for tests
         self.after_write: list = []
         self.vectors = None  # the semantic lane is SQLite's (sqlite-vec) for now
 
@@ -211,7 +212,7 @@ class PostgresStore(StoreStatements):
         if messages is None:
             messages = message_rows.from_original(item.original)
         default_at = format_time(item.occurred_at) if not isinstance(item.occurred_at, str) else item.occurred_at
-        n = 0
+        written = []
         for seq, role, m, text in message_rows.kept(messages):
             message_id = self.db.execute(
                 "INSERT INTO messages(item_id, source, session_id, parent_session_id, project, segment_index, seq, "
@@ -220,8 +221,9 @@ class PostgresStore(StoreStatements):
                  seq, role, m.tool, format_time(m.at) if m.at else default_at,
                  message_rows.prompt_hash(role, text))).fetchone()[0]
             self.db.execute("INSERT INTO message_texts(id, text) VALUES(?, ?)", (message_id, text))
-            n += 1
-        return n
+            written.append((message_id, text))
+        message_search.index(self.db, item_id, written)
+        return len(written)
 
     def set_project(self, item_id: int, project: str | None) -> None:
         with self.db:
@@ -252,6 +254,8 @@ class PostgresStore(StoreStatements):
         if written >= 1000:
             self.db.execute("ANALYZE items")
             self.db.execute("ANALYZE items_search")
+            self.db.execute("ANALYZE messages")
+            self.db.execute("ANALYZE messages_search")
             if not self.db.in_transaction:  # VACUUM runs outside a transaction only
                 self.db.execute("VACUUM (ANALYZE) search_postings, search_words")
 
