@@ -11,7 +11,7 @@ import pytest
 
 from jezero.query import QueryError, recall
 from jezero.query import messages as mq
-from jezero.store import ItemRecord, Store, open_readonly
+from jezero.store import ItemRecord, Store, StoreError, open_readonly
 from jezero.store.messages import MESSAGES_TOKENIZER, MessageRecord
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
@@ -151,7 +151,7 @@ def test_rows_follow_their_items_and_the_totals_follow_the_rows(pg_url):
         conn.close()
 
 
-def test_migration_2_indexes_the_messages_a_schema_1_library_holds(pg_url):
+def test_a_schema_1_library_is_refused_to_readers_until_a_writer_indexes_its_messages(pg_url):
     from jezero_store_postgres import connect_reader, schema
     from jezero_store_postgres.db import Connection
     from jezero_store_postgres.store import PostgresStore
@@ -167,10 +167,8 @@ def test_migration_2_indexes_the_messages_a_schema_1_library_holds(pg_url):
             db.execute("INSERT INTO messages(id, item_id, source, session_id, segment_index, seq, role, at) "
                        "VALUES (?, 1, 'src', 's', 0, ?, 'user', '2026-01-01T00:00:00.000000Z')", (i + 1, i))
             db.execute("INSERT INTO message_texts(id, text) VALUES (?, ?)", (i + 1, text))
-    old = connect_reader(pg_url)
-    assert old.ranker.lanes == ("items",)
-    assert "no messages index" in recall(old, "kubeconfig")["note"]
-    old.close()
+    with pytest.raises(StoreError, match="schema version 1.*run `jezero run`"):
+        connect_reader(pg_url)  # readers need the term counts of schema 3: refused, with what to run
     PostgresStore(pg_url, "trigram remove_diacritics 1").close()  # a writer migrates it
     conn = connect_reader(pg_url)
     assert "messages" in conn.ranker.lanes

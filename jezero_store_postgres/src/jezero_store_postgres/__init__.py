@@ -80,9 +80,7 @@ def connect_reader(dsn: str):
     if version == 0:
         conn.close()
         raise StoreError("the PostgreSQL library is empty (run `jezero init` or `jezero run` first)")
-    conn.ranker = Ranker(conn)
-    if version < 2:  # its messages are not indexed until a writer migrates it (schema._v2)
-        conn.ranker.lanes = ("items",)
+    conn.ranker = Ranker(conn)  # refuses a library older than the term counts (schema._v3)
     return conn
 
 

@@ -73,7 +73,7 @@ class Ranker(MessageRanking, SubjectTexts):
     later's subject SubjectTexts' (subjects.py)."""
 
     name = "postgres"
-    lanes = ("items", "messages")  # a library older than schema 2 has only "items" (connect_reader)
+    lanes = ("items", "messages")
 
     def __init__(self, conn):
         self.conn = conn
