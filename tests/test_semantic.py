@@ -407,17 +407,15 @@ def write_config(tmp_path: Path, *, enabled: bool, options: str = "{}", clients:
     return path
 
 
-def test_embed_killed_mid_run_resumes_without_duplicates(tmp_path, plugins_in, run_cli):
-    for i in range(12):
-        session(tmp_path, "local", f"s{i:02d}", f"session {i} about the release checklist", f"step {i} done")
-    ingest(config(tmp_path, enabled=False))
-    config_path = write_config(tmp_path, enabled=True, options="{ delay = 0.3 }")  # paced, so kill lands mid-run
+def kill_embed_after(tmp_path: Path, config_path: Path, done: int) -> None:
+    """Run `jezero embed --batch 1` with `config_path` (a paced embedder) and kill -9 it once it
+    has reported `done` of the 12 items embedded."""
     env = {**os.environ, "PYTHONPATH": str(plugin_site(tmp_path))}
     proc = subprocess.Popen([*jezero_command(), "--config", str(config_path), "embed", "--batch", "1"],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
     try:
         for line in proc.stderr:
-            if line.startswith("embedded 3 of 12"):
+            if line.startswith(f"embedded {done} of 12"):
                 break
         else:
             pytest.fail(f"embed ended before it was killed (exit {proc.wait()})")
@@ -426,6 +424,14 @@ def test_embed_killed_mid_run_resumes_without_duplicates(tmp_path, plugins_in, r
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_embed_killed_mid_run_resumes_without_duplicates(tmp_path, plugins_in, run_cli):
+    for i in range(12):
+        session(tmp_path, "local", f"s{i:02d}", f"session {i} about the release checklist", f"step {i} done")
+    ingest(config(tmp_path, enabled=False))
+    config_path = write_config(tmp_path, enabled=True, options="{ delay = 0.3 }")  # paced, so kill lands mid-run
+    kill_embed_after(tmp_path, config_path, 3)
     c = counts(tmp_path / "lib.sqlite3")
     assert 3 <= c["items"] < 12 and c["items"] == c["state"] and c["duplicates"] == 0
     assert c["windows"] == c["window_rows"] and c["behind"] == 12 - c["items"]
@@ -453,21 +459,8 @@ def test_re_embedding_with_another_model_killed_mid_run_resumes_with_that_model_
     first = config(tmp_path, options={"salt": "one"})
     ingest(first)  # every item embedded by the first model as it was written
     assert counts(first.library_path())["items"] == 12
-    env = {**os.environ, "PYTHONPATH": str(plugin_site(tmp_path))}
     paced = write_config(tmp_path, enabled=True, options='{ salt = "two", delay = 0.3 }')
-    proc = subprocess.Popen([*jezero_command(), "--config", str(paced), "embed", "--batch", "1"],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
-    try:
-        for line in proc.stderr:
-            if line.startswith("embedded 3 of 12"):
-                break
-        else:
-            pytest.fail(f"embed ended before it was killed (exit {proc.wait()})")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_embed_after(tmp_path, paced, 3)
     c = counts(tmp_path / "lib.sqlite3")
     assert 3 <= c["items"] < 12 and c["items"] == c["state"] and c["duplicates"] == 0 and c["orphans"] == 0
     assert c["behind"] == 12 - c["items"]

@@ -165,20 +165,7 @@ def _exact_scan(conn: apsw.Connection, vector, k: int, *, sources, source, proje
     """The exact k nearest of each table, the filters applied to the items themselves."""
     import numpy as np
 
-    where, args = [], []
-    if sources is not None:
-        where.append(f"i.source IN ({','.join('?' * len(sources))})")
-        args += list(sources)
-    if source is not None:
-        where.append("i.source = ?")
-        args.append(source)
-    if project is not None:
-        where.append("i.project = ?")
-        args.append(project)
-    if since is not None:
-        where.append("i.occurred_at >= ?")
-        args.append(since)
-    clause = (" WHERE " + " AND ".join(where)) if where else ""
+    clause, args = _item_filters("i.", sources, source, project, since)
     near = []
     for table, key in ((stored.ITEM_VECTORS, None), (stored.WINDOW_VECTORS, "window_id")):
         column = f"f.{key}" if key else "NULL"
@@ -347,12 +334,30 @@ def _filters(source, project, since) -> tuple[str, list]:
     return "".join(" AND " + w for w in where), args
 
 
+def _item_filters(alias: str, sources, source, project, since) -> tuple[str, list]:
+    """The WHERE clause (empty, or with its keyword) and arguments of search's filters over the
+    items table, its columns prefixed by `alias`."""
+    where, args = [], []
+    if sources is not None:
+        where.append(f"{alias}source IN ({','.join('?' * len(sources))})")
+        args += list(sources)
+    if source is not None:
+        where.append(f"{alias}source = ?")
+        args.append(source)
+    if project is not None:
+        where.append(f"{alias}project = ?")
+        args.append(project)
+    if since is not None:
+        where.append(f"{alias}occurred_at >= ?")
+        args.append(since)
+    return (" WHERE " + " AND ".join(where)) if where else "", args
+
+
 def _count_sessions(conn: apsw.Connection, up_to: int, *, sources, source, project, since) -> int:
     """The sessions whose items pass the filters, counted up to `up_to` (bounded work). A `since`
     without a project is read source by source through items(source, occurred_at), the sources
     found by skipping through that index: a plain scan for the few items of the last days read
     every older row first (45 ms CPU at 100k items; this way under 1 ms)."""
-    where, args = [], []
     table = "items"
     if since is not None and project is None:
         if source is not None:
@@ -364,22 +369,9 @@ def _count_sessions(conn: apsw.Connection, up_to: int, *, sources, source, proje
         if not listed:
             return 0
         table = "items INDEXED BY items_source_time"
-        where.append(f"source IN ({','.join('?' * len(listed))})")
-        args += listed
+        clause, args = _item_filters("", listed, None, None, since)
     else:
-        if sources is not None:
-            where.append(f"source IN ({','.join('?' * len(sources))})")
-            args += list(sources)
-        if source is not None:
-            where.append("source = ?")
-            args.append(source)
-        if project is not None:
-            where.append("project = ?")
-            args.append(project)
-    if since is not None:
-        where.append("occurred_at >= ?")
-        args.append(since)
-    clause = (" WHERE " + " AND ".join(where)) if where else ""
+        clause, args = _item_filters("", sources, source, project, since)
     return conn.execute(f"SELECT count(*) FROM (SELECT DISTINCT source, session_id FROM {table}{clause} LIMIT ?)",
                         [*args, up_to]).fetchone()[0]
 
