@@ -58,7 +58,8 @@ def stop() -> None:
 
 BOTH_BACKENDS = ("test_query.py", "test_later.py", "test_server.py", "test_server_globs.py", "test_current.py",
                  "test_server_http.py", "test_query_ties.py", "test_recall.py",
-                 "test_recall_server.py", "test_fused.py", "test_messages_engines.py")
+                 "test_recall_server.py", "test_fused.py", "test_messages_engines.py", "test_server_hardening.py",
+                 "test_query_props.py")
 BACKENDS = ("sqlite", "postgres")
 SQLITE_MESSAGES_SCHEMA = 5  # jezero/store/migrations.py: the version that adds the messages layer
 
@@ -196,6 +197,7 @@ POSTGRES_DIFFERS = {
     "test_fused.py::test_a_library_not_yet_migrated_is_searched_by_its_items": _EDITS_FILE,
     "test_recall.py::test_a_library_without_the_messages_layer_says_so":
         "a PostgreSQL library older than the term counts (schema 3) is refused by readers until a writer migrates it",
+    "test_query_props.py::test_fast_search_equals_the_plain_algorithm": _FTS5,
 }
 
 

@@ -33,11 +33,12 @@ def _items():
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory):
+def library(tmp_path_factory, store_backend):
     path = tmp_path_factory.mktemp("props") / "lib.sqlite3"
     with Store(path) as store:
         store.write(_items())
-        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if store_backend == "sqlite":
+            store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return path
 
 
@@ -52,22 +53,25 @@ def _digest(path) -> str:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text())
-def test_any_text_is_answered_and_nothing_is_written(library, text):
+def test_any_text_is_answered_and_nothing_is_written(library, text, store_backend):
+    sqlite = store_backend == "sqlite"  # on postgres the reader's connection is read-only itself
     before = _digest(library)
     conn = open_readonly(library)
     try:
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        changes = conn.total_changes()
+        if sqlite:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            changes = conn.total_changes()
         hits = search(conn, text, now=NOW)
         assert isinstance(hits, list)
         assert all(isinstance(h["id"], int) for h in hits)
         search(conn, text, now=NOW, explain=True, allowed=["src-1", "src-2"], project="p1")
         assert isinstance(later(conn, 1, text, now=NOW), dict)
         expr = build_match_query(text)
-        if expr is not None:
+        if expr is not None and sqlite:
             conn.execute("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?", (expr,)).fetchone()
-        assert conn.execute("PRAGMA data_version").fetchone()[0] == version
-        assert conn.total_changes() == changes
+        if sqlite:
+            assert conn.execute("PRAGMA data_version").fetchone()[0] == version
+            assert conn.total_changes() == changes
     finally:
         conn.close()
     assert _digest(library) == before
