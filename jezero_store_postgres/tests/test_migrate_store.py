@@ -120,3 +120,18 @@ def test_a_destination_holding_other_content_is_not_verified(tmp_path, sqlite_li
         store.write([_item(500)])  # id 1 there is another item than id 1 here
     proc = cli(tmp_path, pg_url, "migrate-store", "--to", "postgres", check=False)
     assert proc.returncode == 1 and "NOT verified" in proc.stdout and "items" in proc.stdout
+
+
+def test_the_copied_tables_have_planner_statistics(sqlite_library, pg_url):
+    """A copy ends with ANALYZE: 29 items are under autovacuum's threshold (50 rows), so without it
+    the first searches would be planned for tables PostgreSQL knows nothing of."""
+    from jezero_store_postgres import migrate
+    from jezero_store_postgres.db import Connection
+
+    assert migrate.to_postgres(sqlite_library, pg_url).verified
+    db = Connection(pg_url)
+    try:
+        analysed = {r[0] for r in db.execute("SELECT DISTINCT tablename FROM pg_stats WHERE schemaname = current_schema()")}
+    finally:
+        db.close()
+    assert {"items", "items_search", "messages", "messages_search", "search_postings", "search_words"} <= analysed

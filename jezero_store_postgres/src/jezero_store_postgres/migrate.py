@@ -99,11 +99,14 @@ class _End:
             message_search.index(self.db, row["id"], [(m[0], m[-1]) for m in messages])
 
     def finish(self) -> None:
-        """After explicit ids: PostgreSQL's identity sequences move past the highest one copied."""
+        """After explicit ids: PostgreSQL's identity sequences move past the highest one copied;
+        and the planner learns the copied tables at once (autovacuum would, some time later: the
+        first searches would be planned for empty tables)."""
         if self.kind == "postgres":
             for table in ("items", "messages", "warnings", "summarizer_calls"):
                 self.db.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                                 f"coalesce((SELECT max(id) FROM {table}), 0) + 1, false)")
+            self.store.refresh_statistics()
 
 
 def _rows(db, sql: str, args=()) -> list[tuple]:

@@ -252,12 +252,17 @@ class PostgresStore(StoreStatements):
         the postings are vacuumed so that searches read them from their index alone (an
         index-only scan reads the table for every page the visibility map does not yet mark)."""
         if written >= 1000:
-            self.db.execute("ANALYZE items")
-            self.db.execute("ANALYZE items_search")
-            self.db.execute("ANALYZE messages")
-            self.db.execute("ANALYZE messages_search")
-            if not self.db.in_transaction:  # VACUUM runs outside a transaction only
-                self.db.execute("VACUUM (ANALYZE) search_postings, search_words")
+            self.refresh_statistics()
+
+    def refresh_statistics(self) -> None:
+        """The planner's statistics of the searched tables, now (after a bulk write or copy)."""
+        for table in ("items", "items_search", "messages", "messages_search"):
+            self.db.execute(f"ANALYZE {table}")
+        if not self.db.in_transaction:  # VACUUM runs outside a transaction only
+            self.db.execute("VACUUM (ANALYZE) search_postings, search_words")
+        else:
+            self.db.execute("ANALYZE search_postings")
+            self.db.execute("ANALYZE search_words")
 
     def index_segments(self) -> int:
         return 0
