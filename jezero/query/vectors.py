@@ -29,7 +29,7 @@ import apsw
 from jezero.config import SemanticConfig
 from jezero.models import EmbedderNotReady
 from jezero.query import bm25
-from jezero.query.common import Hits
+from jezero.query.common import Hits, scope_conditions, time_conditions
 from jezero.store import vectors as stored
 
 VECTORS = "vectors"  # the lane's name in the fusion (fused.VECTORS)
@@ -165,7 +165,7 @@ def _exact_scan(conn: apsw.Connection, vector, k: int, *, sources, source, proje
     """The exact k nearest of each table, the filters applied to the items themselves."""
     import numpy as np
 
-    clause, args = _item_filters("i.", sources, source, project, since)
+    clause, args = _item_filters("i", sources, source, project, since)
     near = []
     for table, key in ((stored.ITEM_VECTORS, None), (stored.WINDOW_VECTORS, "window_id")):
         column = f"f.{key}" if key else "NULL"
@@ -334,23 +334,15 @@ def _filters(source, project, since) -> tuple[str, list]:
     return "".join(" AND " + w for w in where), args
 
 
-def _item_filters(alias: str, sources, source, project, since) -> tuple[str, list]:
+def _item_filters(table: str, sources, source, project, since) -> tuple[str, list]:
     """The WHERE clause (empty, or with its keyword) and arguments of search's filters over the
-    items table, its columns prefixed by `alias`."""
-    where, args = [], []
-    if sources is not None:
-        where.append(f"{alias}source IN ({','.join('?' * len(sources))})")
-        args += list(sources)
-    if source is not None:
-        where.append(f"{alias}source = ?")
-        args.append(source)
+    items table, named `table` in the statement."""
+    where, args = scope_conditions(table, None if sources is None else list(sources), source)
     if project is not None:
-        where.append(f"{alias}project = ?")
+        where.append(f"{table}.project = ?")
         args.append(project)
-    if since is not None:
-        where.append(f"{alias}occurred_at >= ?")
-        args.append(since)
-    return (" WHERE " + " AND ".join(where)) if where else "", args
+    more, more_args = time_conditions(f"{table}.occurred_at", since, None)
+    return (" WHERE " + " AND ".join(where + more)) if where or more else "", args + more_args
 
 
 def _count_sessions(conn: apsw.Connection, up_to: int, *, sources, source, project, since) -> int:
@@ -369,9 +361,9 @@ def _count_sessions(conn: apsw.Connection, up_to: int, *, sources, source, proje
         if not listed:
             return 0
         table = "items INDEXED BY items_source_time"
-        clause, args = _item_filters("", listed, None, None, since)
+        clause, args = _item_filters("items", listed, None, None, since)
     else:
-        clause, args = _item_filters("", sources, source, project, since)
+        clause, args = _item_filters("items", sources, source, project, since)
     return conn.execute(f"SELECT count(*) FROM (SELECT DISTINCT source, session_id FROM {table}{clause} LIMIT ?)",
                         [*args, up_to]).fetchone()[0]
 

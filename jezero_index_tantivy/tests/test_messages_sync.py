@@ -51,17 +51,24 @@ def test_a_run_brings_the_messages_index_in_step(tmp_path):
     engines.forget()
 
 
-def test_a_reader_far_behind_leaves_recall_to_fts5_until_a_rebuild(tmp_path, monkeypatch, caplog):
+def far_behind(tmp_path, monkeypatch, word: str):
+    """A library whose messages index answered `word` once, then fell 4 changes behind, more than
+    a reader may catch up (READER_CATCH_UP 2); the engines forgotten, as in a new process."""
     library = tmp_path / "library.sqlite3"
     with Store(library) as store:
-        store.write([item(1, "vault unseal keys")])
+        store.write([item(1, f"{word} first")])
     engines.forget()
     with open_readonly(library) as conn:
-        assert engines_of(recall(conn, "vault", options=OPTIONS, window=0)) == {"tantivy"}
+        assert engines_of(recall(conn, word, options=OPTIONS, window=0)) == {"tantivy"}
     with Store(library) as store:
-        store.write([item(n, f"vault audit {n}") for n in range(2, 6)])
+        store.write([item(n, f"{word} later {n}") for n in range(2, 6)])
     monkeypatch.setattr(messages_module, "READER_CATCH_UP", 2)
     engines.forget()
+    return library
+
+
+def test_a_reader_far_behind_leaves_recall_to_fts5_until_a_rebuild(tmp_path, monkeypatch, caplog):
+    library = far_behind(tmp_path, monkeypatch, "vault")
     with caplog.at_level("WARNING"), open_readonly(library) as conn:
         for _ in range(2):
             found = recall(conn, "vault", options=OPTIONS, window=0)
@@ -117,16 +124,7 @@ def test_a_broken_messages_index_costs_one_warning_not_the_answer(tmp_path, capl
 
 
 def test_far_behind_is_checked_again_only_when_the_library_or_the_index_moves(tmp_path, monkeypatch):
-    library = tmp_path / "library.sqlite3"
-    with Store(library) as store:
-        store.write([item(1, "consul acl token")])
-    engines.forget()
-    with open_readonly(library) as conn:
-        assert engines_of(recall(conn, "consul", options=OPTIONS, window=0)) == {"tantivy"}
-    with Store(library) as store:
-        store.write([item(n, f"consul acl policy {n}") for n in range(2, 6)])
-    monkeypatch.setattr(messages_module, "READER_CATCH_UP", 2)
-    engines.forget()
+    library = far_behind(tmp_path, monkeypatch, "consul")
     attempts = []
     real = MessageIndex._apply
 

@@ -341,6 +341,12 @@ class DerivedIndex:
         self._refresh()
         return written
 
+    def _searcher_for(self, conn: apsw.Connection):
+        """A searcher in step with the library `conn` reads (see _in_step); None when the library
+        has no change log or no such searcher can be had now (FTS5 answers)."""
+        head = library_head(conn)
+        return None if head is None else self._in_step(head)
+
     def _in_step(self, head: Head):
         """A searcher for the library at `head`, catching up when the index lags; None when that
         cannot be had now (FTS5 answers).
@@ -443,10 +449,7 @@ class TantivyIndex(DerivedIndex):
     # -- answering -------------------------------------------------------------------------------
 
     def candidates(self, conn: apsw.Connection, request: Request) -> list[tuple[int, float, str]] | None:
-        head = library_head(conn)
-        if head is None:
-            return None
-        searcher = self._in_step(head)
+        searcher = self._searcher_for(conn)
         if searcher is None:
             return None
         query = self._query(searcher, request)

@@ -23,7 +23,7 @@ from pathlib import Path
 import apsw
 import tantivy
 
-from jezero.plugin import MessageRequest, library_head
+from jezero.plugin import MessageRequest
 from jezero_index_tantivy.index import DerivedIndex, micros, source_filters
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
@@ -130,10 +130,7 @@ class MessageIndex(DerivedIndex):
     # -- answering -------------------------------------------------------------------------------
 
     def matches(self, conn: apsw.Connection, request: MessageRequest) -> list | None:
-        head = library_head(conn)
-        if head is None:
-            return None
-        searcher = self._in_step(head)
+        searcher = self._searcher_for(conn)
         if searcher is None:
             return None
         filters = self._filters(request)
