@@ -66,7 +66,8 @@ def main() -> None:
     ap.add_argument("--keep-index", action="store_true", help="catch the tantivy index up instead of rebuilding it")
     ap.add_argument("--pairs", action="store_true", help="also time tantivy without its common-word pairs")
     ap.add_argument("--before", action="store_true",
-                    help="also time tantivy with the query shape before 2026-12-01 (substrings of every word, source term sets)")
+                    help="also time tantivy with the query shape before 2026-12-01 "
+                         "(substrings of every word, source term sets)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -85,7 +86,8 @@ def main() -> None:
 
     def run(engine, q, f):
         tantivy_engine.use_pairs = engine != NO_PAIRS
-        tantivy_engine.substring_word_rows, tantivy_index.SOURCE_TERMS_MAX = (None, 0) if engine == BEFORE else now_shape
+        shape = (None, 0) if engine == BEFORE else now_shape
+        tantivy_engine.substring_word_rows, tantivy_index.SOURCE_TERMS_MAX = shape
         return search(conn, q, limit=10, options=options[engine], now=now, explain=False, **f)
 
     for _, q, f in queries:  # warm every variant

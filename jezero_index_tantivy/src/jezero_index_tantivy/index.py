@@ -435,9 +435,10 @@ class TantivyIndex(DerivedIndex):
         self.substring_word_rows: int | None = SUBSTRING_WORD_ROWS
         self._messages = None
         self._messages_lock = threading.Lock()
-        # (searcher, {(term text, use_pairs, substring_word_rows): its tantivy query or None}): a term's query depends
-        # only on the index state (the doc_freqs that choose words, phrase or substring), so it is
-        # built once per state (analysis and 5-15 doc_freq calls a term), not once per search.
+        # (searcher, {(term text, use_pairs, substring_word_rows): its tantivy query or None}): a
+        # term's query depends only on the index state (the doc_freqs that choose words, phrase or
+        # substring), so it is built once per state (analysis and 5-15 doc_freq calls a term), not
+        # once per search.
         self._term_queries: tuple = (None, {})
 
     @property
