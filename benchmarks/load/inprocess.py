@@ -165,7 +165,7 @@ def main() -> None:
     import jezero
     from jezero.server.http import build_http_app
 
-    app = build_http_app(str(config), lean=not args.no_lean)
+    app = build_http_app(str(config), **({"lean": False} if args.no_lean else {}))
     qs = bench.queries()
     rng = random.Random(7)
     calls = []
