@@ -173,7 +173,7 @@ class LeanToolCalls:
         authenticated = await self.backend.authenticate(request)
         if authenticated is None:
             return None
-        credentials, user = authenticated
+        _credentials, user = authenticated
         if not isinstance(user, AuthenticatedUser):
             return None
         try:
