@@ -91,8 +91,10 @@ class _WholeBody:
     half-way through its body is dropped here, quietly: the SDK logged each one as an error with
     a full traceback and answered it a 500, so a client opening and abandoning connections made
     the server spend its time on tracebacks while real requests waited (benchmarks/faults). A
-    body past MAX_REQUEST_BYTES gets 413 before it is read further. A plain tool call is then
-    answered by `lean` when given (jezero.server.lean: the same bytes, less of the SDK's work)."""
+    body past MAX_REQUEST_BYTES gets 413 before it is read further, and one declared past it
+    (Content-Length) before any of it is read: a client that declares a huge body and sends none
+    is not waited for. A plain tool call is then answered by `lean` when given
+    (jezero.server.lean: the same bytes, less of the SDK's work)."""
 
     def __init__(self, app: ASGIApp, path: str = "/mcp", lean: LeanToolCalls | None = None):
         self.app, self.path, self.lean = app, path, lean
@@ -100,6 +102,9 @@ class _WholeBody:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
             await self.app(scope, receive, send)
+            return
+        if _declared_length(scope) > MAX_REQUEST_BYTES:  # refused before any of it is read
+            await Response("request body too large", status_code=413)(scope, receive, send)
             return
         chunks, size = [], 0
         while True:
@@ -127,6 +132,18 @@ class _WholeBody:
         if self.lean is not None and await self.lean.answer(scope, body, replay, send):
             return
         await self.app(scope, replay, send)
+
+
+def _declared_length(scope: Scope) -> int:
+    """The request's Content-Length, or 0 when it gives none or one that is not a number (the
+    body's own size is then checked as it arrives)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0
 
 
 def _unauthorized() -> Response:
