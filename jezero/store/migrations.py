@@ -179,7 +179,29 @@ def _v8(db, tokenizer: str) -> None:
     )
 
 
-MIGRATIONS = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]  # index + 1 = the version it produces
+def _v9(db, tokenizer: str) -> None:
+    """Message ids that follow the messages' time (jezero/store/messages.py, time_id): every
+    message is renumbered in (time, old id) order, its text with it, and the messages index is
+    rebuilt from the texts. Nothing else holds a message id: recall's windows, the semantic
+    lane's windows and get_item find messages by item and position. The library gets a new
+    `library_id`, so that every derived index beside it (tantivy) is rebuilt from the new ids
+    rather than caught up: none of their rows changed in the items' change log."""
+    from jezero.store import messages
+
+    renumber = messages.time_ordered(db.execute("SELECT id, at FROM messages").fetchall())
+    db.execute("CREATE TEMP TABLE message_renumber(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
+    db.executemany("INSERT INTO temp.message_renumber(old, new) VALUES(?, ?)", renumber.items())
+    for table in ("messages", "message_texts"):
+        # through negative ids: an old id may equal another message's new one
+        db.execute(f"UPDATE {table} SET id = -id")
+        db.execute(f"UPDATE {table} SET id = coalesce((SELECT new FROM temp.message_renumber WHERE old = -{table}.id), "
+                   f"-{table}.id)")
+    db.execute("DROP TABLE temp.message_renumber")
+    db.execute("INSERT INTO messages_fts(messages_fts) VALUES('rebuild')")
+    db.execute("UPDATE meta SET value = lower(hex(randomblob(16))) WHERE key = 'library_id'")
+
+
+MIGRATIONS = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9]  # index + 1 = the version it produces
 LATEST = len(MIGRATIONS)
 
 
