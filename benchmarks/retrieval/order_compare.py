@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from chats import CHAT_KINDS  # noqa: E402
+from longchats import LONG_KINDS  # noqa: E402
 
 SYSTEMS = ("fused", "messages")
 METRICS = ("r1", "r5", "r10", "rr")
 
 
 def set_of(kind: str) -> str:
-    return "chats" if kind.startswith("chat_") else "longchats" if kind.startswith("long_") else "coding"
+    return "chats" if kind in CHAT_KINDS else "longchats" if kind in LONG_KINDS else "coding"
 
 
 def main(argv: list[str]) -> int:
