@@ -121,7 +121,7 @@ def chat_fillers(n: int) -> list[Spec]:
         rng = random.Random(f"pad-chats:{conv.key}:{i}")
         cwd = f"/home/{conv.a.name.lower().replace('í', 'i')}/chats/{conv.key}"
         turns = chats._turns(conv, chats._session_lines(rng, conv, []))
-        out.append(Spec(f"pad-chat-{i:05d}", "claude", cwd, rng.uniform(0, chats.DAYS_SPANNED + 5), turns, branch="",
+        out.append(Spec(f"pad-chat-{i:05d}", "claude", cwd, rng.uniform(1, chats.DAYS_SPANNED + 5), turns, branch="",
                         notes="distractor (storage order benchmark)"))
     return out
 
@@ -139,7 +139,7 @@ def long_fillers(n: int) -> list[Spec]:
         for ask, answer in longchats._exchanges(rng, rng.choice(topics), rng.randint(10, 30)):
             turns += [U(ask), A(answer)]
         out.append(Spec(f"pad-long-{i:05d}", "claude", f"/home/{user.key}/{user.key}-assistant",
-                        rng.uniform(0, longchats.DAYS_SPANNED + 5), turns, branch="",
+                        rng.uniform(1, longchats.DAYS_SPANNED + 5), turns, branch="",
                         notes="distractor (storage order benchmark)"))
     return out
 
