@@ -31,11 +31,12 @@ import bench  # noqa: E402  (benchmarks/messages/bench.py)
 from jezero.config import SearchConfig  # noqa: E402
 from jezero.query import recall, search  # noqa: E402
 from jezero.store import Store, open_readonly  # noqa: E402
+from jezero.store import messages as message_rows  # noqa: E402
 from jezero.store.migrations import current_version  # noqa: E402
 
 
-def migrated_copy(before: Path) -> tuple[Path, dict]:
-    after = before.with_name(before.stem + "-time.sqlite3")
+def migrated_copy(before: Path, per_second: int) -> tuple[Path, dict]:
+    after = before.with_name(f"{before.stem}-time{per_second}.sqlite3")
     for suffix in ("", "-wal", "-shm"):
         Path(str(after) + suffix).unlink(missing_ok=True)
     shutil.copy(before, after)
@@ -80,13 +81,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--engine", default="fts5")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--ids-per-second", type=int, default=message_rows.IDS_PER_SECOND,
+                    help="the ids' resolution to try (jezero.store.messages.IDS_PER_SECOND)")
     args = ap.parse_args()
+    message_rows.IDS_PER_SECOND = args.ids_per_second
     probe = open_readonly(args.before)
     if current_version(probe) != 8:
         raise SystemExit(f"{args.before}: schema {current_version(probe)}, want a library main wrote (8)")
     probe.close()
-    after, migration = migrated_copy(args.before)
-    report = {"migration": migration, "engine": args.engine}
+    after, migration = migrated_copy(args.before, args.ids_per_second)
+    report = {"migration": migration, "engine": args.engine, "ids_per_second": args.ids_per_second}
     for name, path in (("stored", args.before), ("time", after)):
         if args.engine != "fts5":
             report[f"{name}_index"] = bench.engine_indexes(path, args.engine)

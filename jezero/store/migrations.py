@@ -192,10 +192,22 @@ def _v9(db, tokenizer: str) -> None:
     db.execute("CREATE TEMP TABLE message_renumber(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
     db.executemany("INSERT INTO temp.message_renumber(old, new) VALUES(?, ?)", renumber.items())
     for table in ("messages", "message_texts"):
-        # through negative ids: an old id may equal another message's new one
-        db.execute(f"UPDATE {table} SET id = -id")
-        db.execute(f"UPDATE {table} SET id = coalesce((SELECT new FROM temp.message_renumber WHERE old = -{table}.id), "
-                   f"-{table}.id)")
+        # Each table copied in its new id order and put in place of the old one: renumbering in
+        # place left both B-trees half empty (2,000 sessions: 124 -> 170 MB, and recall slower).
+        sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[0]
+        indexes = [r[0] for r in db.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+                                            "AND sql IS NOT NULL", (table,))]
+        columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+        rest = ", ".join(f"t.{c}" for c in columns if c != "id")
+        db.execute(sql.replace(f"CREATE TABLE {table}(", f"CREATE TABLE {table}_renumbered(", 1))
+        # a text without its message (none is written so) keeps its old id
+        db.execute(f"INSERT INTO {table}_renumbered(id, {', '.join(c for c in columns if c != 'id')}) "
+                   f"SELECT coalesce(r.new, t.id), {rest} FROM {table} AS t "
+                   f"LEFT JOIN temp.message_renumber AS r ON r.old = t.id ORDER BY 1")
+        db.execute(f"DROP TABLE {table}")
+        db.execute(f"ALTER TABLE {table}_renumbered RENAME TO {table}")
+        for index in indexes:
+            db.execute(index)
     db.execute("DROP TABLE temp.message_renumber")
     db.execute("INSERT INTO messages_fts(messages_fts) VALUES('rebuild')")
     db.execute("UPDATE meta SET value = lower(hex(randomblob(16))) WHERE key = 'library_id'")
