@@ -114,9 +114,13 @@ def from_original(original: str) -> list[MessageRecord]:
 # -- writing, inside the item's transaction ---------------------------------------------------------
 
 
-def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | None) -> int:
+def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | None,
+            index_rows: list | None = None) -> int:
     """Make `item_id`'s messages those of `item` (its fields: source, session, project...).
-    `messages` None: derive them from the item's original. Returns how many were written."""
+    `messages` None: derive them from the item's original. Returns how many were written.
+    `index_rows`: the messages' (id, text) are appended there, for the caller to put into
+    `messages_fts` by insert_index_rows() once the transaction's items are all written; else
+    they are indexed here."""
     remove(db, item_id)
     if messages is None:
         messages = from_original(item.original)
@@ -132,8 +136,21 @@ def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | Non
             "INSERT INTO messages(id, item_id, source, session_id, parent_session_id, project, segment_index, seq, "
             "role, tool, at, prompt_hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", (message_id, *row))
         db.execute("INSERT INTO message_texts(id, text) VALUES(?, ?)", (message_id, text))
-        db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (message_id, text))
+        if index_rows is not None:
+            index_rows.append((message_id, text))
+        else:
+            db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (message_id, text))
     return len(rows)
+
+
+def insert_index_rows(db, index_rows: list) -> None:
+    """The (id, text) rows replace() collected, into `messages_fts` in id order. FTS5 keeps a
+    transaction's new rows in memory while their ids rise and writes a segment out each time one
+    does not: items stored out of time order, each indexed as it was written, made a segment per
+    item (a write of 600 sessions, shuffled: 2.1-2.8 s of CPU before ids followed time, 3.3-3.7
+    with a segment per item)."""
+    index_rows.sort()
+    db.executemany("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", index_rows)
 
 
 # Ids per second of a message's time. Milliseconds: messages a second apart (a tool call and its
@@ -150,8 +167,11 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 def time_id(at: str) -> int:
     """The id a message stored at `at` (stored time text, UTC) wants: its time in 1/IDS_PER_SECOND
     seconds since 1970, at least 1."""
-    try:
-        dt = datetime.strptime(at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    try:  # the stored form, YYYY-MM-DDTHH:MM:SS.ffffffZ, read by position (strptime is 10x slower)
+        if len(at) != 27 or at[26] != "Z":
+            raise ValueError(at)
+        dt = datetime(int(at[0:4]), int(at[5:7]), int(at[8:10]), int(at[11:13]), int(at[14:16]), int(at[17:19]),
+                      int(at[20:26]), tzinfo=timezone.utc)
     except (TypeError, ValueError):
         dt = datetime.fromisoformat(str(at).replace("Z", "+00:00"))
         dt = dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
