@@ -380,6 +380,10 @@ def load_library(specs: list[Spec], library: Path, transcript_bytes: int, ingest
     missing = [s.key for s in specs if s.id not in {r[0] for r in rows}]
     if missing:
         raise SystemExit(f"sessions not ingested: {missing}")
+    unknown = {r[0] for r in rows} - by_session.keys()
+    if unknown:
+        raise SystemExit(f"{len(unknown)} sessions of {library} are not in this data set: --reuse a padded "
+                         "library with the same --pad")
     originals: dict[str, list[str]] = defaultdict(list)
     projects: dict[str, str | None] = {}
     ended: dict[str, datetime] = {}
