@@ -189,3 +189,18 @@ def test_migration_renumbers_a_library_main_wrote(tmp_path):
             word_hits["webhook"]
     finally:
         conn.close()
+
+
+def test_an_item_written_twice_in_one_write_is_indexed_once(tmp_path):
+    """A write indexes its messages at its end, in id order: an item given twice in one write
+    (its second version wins) must not leave the first version's words in the index."""
+    first, _ = the_sessions()
+    second = session("relevant", 300, ["the rollout to eu-west finished", "done"])
+    second.content_hash = "second"
+    with Store(tmp_path / "lib.sqlite3") as store:
+        store.write([first, session("other", 5, ["deploy elsewhere"]), second])
+        db = store.db
+        assert db.execute("INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')").fetchall() == []
+        assert db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'stalled'").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'rollout'").fetchone()[0] == 1
+        assert db.execute("SELECT count(*) FROM messages").fetchone()[0] == 3

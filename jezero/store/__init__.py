@@ -299,7 +299,7 @@ class Store(StoreStatements):
                 self.record_call(**call)
             for uid in delete_uids:
                 self._delete(uid)
-            index_rows: list = []  # the messages' index rows, written in id order at the end
+            index_rows = message_rows.IndexRows()  # the messages' index rows, written in id order at the end
             for i, it in enumerate(items):
                 ids.append(self._upsert(it, now, index_rows))
                 if prepared is not None:
@@ -323,7 +323,7 @@ class Store(StoreStatements):
             self.db.execute("DELETE FROM items_fts WHERE rowid=?", (row[0],))
             self.db.execute("DELETE FROM items WHERE id=?", (row[0],))
 
-    def _upsert(self, it: ItemRecord, now: str, index_rows: list | None = None) -> int:
+    def _upsert(self, it: ItemRecord, now: str, index_rows: message_rows.IndexRows | None = None) -> int:
         values = dict(
             uid=it.uid, source=it.source, agent=it.agent, project=it.project, session_id=it.session_id,
             parent_session_id=it.parent_session_id, segment_index=it.segment_index,

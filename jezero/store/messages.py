@@ -118,9 +118,11 @@ def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | Non
             index_rows: list | None = None) -> int:
     """Make `item_id`'s messages those of `item` (its fields: source, session, project...).
     `messages` None: derive them from the item's original. Returns how many were written.
-    `index_rows`: the messages' (id, text) are appended there, for the caller to put into
-    `messages_fts` by insert_index_rows() once the transaction's items are all written; else
+    `index_rows` (an IndexRows): the messages' (id, text) are added there, for the caller to put
+    into `messages_fts` by insert_index_rows() once the transaction's items are all written; else
     they are indexed here."""
+    if index_rows is not None and item_id in index_rows.items:
+        insert_index_rows(db, index_rows)  # written twice in one transaction: index the first before removing it
     remove(db, item_id)
     if messages is None:
         messages = from_original(item.original)
@@ -138,19 +140,31 @@ def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | Non
         db.execute("INSERT INTO message_texts(id, text) VALUES(?, ?)", (message_id, text))
         if index_rows is not None:
             index_rows.append((message_id, text))
+            index_rows.items.add(item_id)
         else:
             db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (message_id, text))
     return len(rows)
 
 
-def insert_index_rows(db, index_rows: list) -> None:
-    """The (id, text) rows replace() collected, into `messages_fts` in id order. FTS5 keeps a
+class IndexRows(list):
+    """Index rows (message id, text) replace() collected, and the items they belong to."""
+
+    def __init__(self):
+        super().__init__()
+        self.items: set[int] = set()
+
+
+def insert_index_rows(db, index_rows: IndexRows) -> None:
+    """The (id, text) rows replace() collected, into `messages_fts` in id order, and then none
+    are pending. FTS5 keeps a
     transaction's new rows in memory while their ids rise and writes a segment out each time one
     does not: items stored out of time order, each indexed as it was written, made a segment per
     item (a write of 600 sessions, shuffled: 2.1-2.8 s of CPU before ids followed time, 3.3-3.7
     with a segment per item)."""
     index_rows.sort()
     db.executemany("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", index_rows)
+    index_rows.clear()
+    index_rows.items.clear()
 
 
 # Ids per second of a message's time. Milliseconds: messages a second apart (a tool call and its
