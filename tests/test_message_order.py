@@ -16,7 +16,7 @@ import pytest
 from jezero.query import recall, search
 from jezero.query import fused
 from jezero.query import messages as mq
-from jezero.store import ItemRecord, Store, open_readonly
+from jezero.store import ItemRecord, Store, format_time, open_readonly
 from jezero.store import messages as message_rows
 from jezero.store.migrations import LATEST
 
@@ -128,14 +128,8 @@ def test_messages_at_one_time_take_the_next_free_ids(tmp_path):
     with Store(tmp_path / "lib.sqlite3") as store:
         store.write(crowd)
         ids = [r[0] for r in store.db.execute("SELECT id FROM messages ORDER BY id")]
-    first = message_rows.time_id(message_rows_time(when))
+    first = message_rows.time_id(format_time(when))
     assert ids == list(range(first, first + 15))
-
-
-def message_rows_time(dt: datetime) -> str:
-    from jezero.store import format_time
-
-    return format_time(dt)
 
 
 def test_migration_renumbers_a_library_main_wrote(tmp_path):
