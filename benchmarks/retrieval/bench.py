@@ -18,6 +18,8 @@ query kind and overall, and the index size figures.
     .venv/bin/python benchmarks/retrieval/bench.py --misses     # plus every query items miss at 5
     .venv/bin/python benchmarks/retrieval/bench.py --keep DIR   # keep the sessions and the library
     .venv/bin/python benchmarks/retrieval/bench.py --json out.json
+    .venv/bin/python benchmarks/retrieval/bench.py --order time --pad 2000 --pad-after   # storage order
+                                                  # (storage_order.py: the orders and the distractors)
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from jezero.store import DEFAULT_TOKENIZER, open_readonly, parse_stored_time  # 
 from chats import CHAT_KINDS, chat_specs  # noqa: E402
 from longchats import LONG_KINDS, long_chat_specs  # noqa: E402
 from queries import CHAINS, KINDS, QUERIES, chain_query  # noqa: E402
+import storage_order  # noqa: E402
 from specs import NOW, Spec, all_specs  # noqa: E402
 
 LIMIT = 10
@@ -333,21 +336,33 @@ class Library:
     ingest_s: float
 
 
-def build_library(specs: list[Spec], folder: Path, summarizer: str, reuse: bool = False) -> Library:
-    """Write and ingest the sessions into folder/library.sqlite3; with `reuse`, open the library
-    an earlier `--keep` run left there (no writing, no ingest: for trying a ranking change)."""
+# --order / --pad / --pad-after (storage_order.py): how the sessions are stored.
+STORAGE = {"order": "path", "pad": 0, "after": False}
+
+
+def build_library(specs: list[Spec], folder: Path, summarizer: str, reuse: bool = False,
+                  fillers: list[Spec] = ()) -> Library:
+    """Write and ingest the sessions into folder/library.sqlite3, with the distractor sessions
+    `fillers`, in the storage order of STORAGE; with `reuse`, open the library an earlier `--keep`
+    run left there (no writing, no ingest: for trying a ranking change)."""
     library = folder / "library.sqlite3"
+    fillers = list(fillers)
     if reuse:
         if not library.exists():
             raise SystemExit(f"--reuse: no library at {library}; run once with --keep first")
         transcript_bytes = sum(p.stat().st_size for p in (folder / "sessions").rglob("*.jsonl"))
-        return load_library(specs, library, transcript_bytes, 0.0)
-    claude, codex, transcript_bytes = write_sessions(specs, folder / "sessions")
-    ingest_s, reports = ingest(claude, codex, library, summarizer)
-    for rep in reports:
-        if rep.error or rep.warnings:
-            print(f"warning: connector {rep.connector}: {rep.error or rep.warnings[:3]}", file=sys.stderr)
-    return load_library(specs, library, transcript_bytes, ingest_s)
+        return load_library(specs + fillers, library, transcript_bytes, 0.0)
+    transcript_bytes, ingest_s = 0, 0.0
+    batches = storage_order.runs(specs, fillers, STORAGE["order"], STORAGE["after"])
+    for n, batch in enumerate(batches):
+        where = folder / "sessions" / (f"{n:05d}" if len(batches) > 1 else "")
+        claude, codex, written = write_sessions(batch, where)
+        took, reports = ingest(claude, codex, library, summarizer)
+        transcript_bytes, ingest_s = transcript_bytes + written, ingest_s + took
+        for rep in reports:
+            if rep.error or rep.warnings:
+                print(f"warning: connector {rep.connector}: {rep.error or rep.warnings[:3]}", file=sys.stderr)
+    return load_library(specs + fillers, library, transcript_bytes, ingest_s)
 
 
 def load_library(specs: list[Spec], library: Path, transcript_bytes: int, ingest_s: float) -> Library:
@@ -365,6 +380,10 @@ def load_library(specs: list[Spec], library: Path, transcript_bytes: int, ingest
     missing = [s.key for s in specs if s.id not in {r[0] for r in rows}]
     if missing:
         raise SystemExit(f"sessions not ingested: {missing}")
+    unknown = {r[0] for r in rows} - by_session.keys()
+    if unknown:
+        raise SystemExit(f"{len(unknown)} sessions of {library} are not in this data set: --reuse a padded "
+                         "library with the same --pad")
     originals: dict[str, list[str]] = defaultdict(list)
     projects: dict[str, str | None] = {}
     ended: dict[str, datetime] = {}
@@ -403,7 +422,9 @@ def run_queries(lib: Library, raw: RawIndex, queries, scoped: bool) -> dict[str,
 def per_query(results: dict[str, list[dict]]) -> list[dict]:
     of = halves(results)
     return [{"kind": r["query"].kind, "query": r["query"].text, "half": of[half_key(r["query"])], "relevant": list(r["query"].relevant),
-             **{f"{name}_rank": (r[name].first if r[name] else None) for name in SYSTEMS}}
+             **{f"{name}_rank": (r[name].first if r[name] else None) for name in SYSTEMS},
+             **{f"{name}_{f}": round(getattr(r[name], f), 4) for name in SYSTEMS if r[name] for f in METRICS},
+             "top": {name: r[name + "_top"] for name in SYSTEMS}}
             for rows in results.values() for r in rows]
 
 
@@ -450,9 +471,14 @@ def main() -> int:
     parser.add_argument("--halves", action="store_true", help="also print each set's halves (A tuning, B check)")
     parser.add_argument("--later-rows", action="store_true", help="list what later returned from each chain session")
     parser.add_argument("--engine", default="fts5", help="the search index engine for items: fts5 (default) or tantivy")
+    parser.add_argument("--order", default="path", type=storage_order.check_order,
+                        help="storage order of the sessions: path (one run, default), time, reverse, shuffle:SEED")
+    parser.add_argument("--pad", type=int, default=0, help="add this many distractor sessions to each set")
+    parser.add_argument("--pad-after", action="store_true", help="store the distractors after the judged sessions")
     args = parser.parse_args()
     global OPTIONS
     OPTIONS = SearchConfig(engine=args.engine)
+    STORAGE.update(order=args.order, pad=args.pad, after=args.pad_after)
 
     t0 = time.perf_counter()
     specs = all_specs()
@@ -480,11 +506,16 @@ def main() -> int:
         tmp = tempfile.TemporaryDirectory(prefix="jezero-retrieval-")
         folder = Path(tmp.name)
     try:
-        lib = build_library(specs, folder / "coding", args.summarizer, bool(args.reuse))
-        chat_lib = build_library(chats, folder / "chats", args.summarizer, bool(args.reuse))
+        span = (min(s.days_ago for s in specs), max(s.days_ago for s in specs))
+        cwds = sorted({s.cwd for s in specs})
+        lib = build_library(specs, folder / "coding", args.summarizer, bool(args.reuse),
+                            storage_order.coding_fillers(args.pad, span, cwds))
+        chat_lib = build_library(chats, folder / "chats", args.summarizer, bool(args.reuse),
+                                 storage_order.chat_fillers(args.pad))
         check_end_facts(specs, lib.originals)
         check_needles(chat_queries, chat_lib)
-        long_lib = build_library(longs, folder / "longchats", args.summarizer, bool(args.reuse))
+        long_lib = build_library(longs, folder / "longchats", args.summarizer, bool(args.reuse),
+                                 storage_order.long_fillers(args.pad))
         check_needles(long_queries, long_lib)
         long_raw = RawIndex(long_lib.docs, long_lib.ended, long_lib.projects)
         raw = RawIndex(lib.docs, lib.ended, lib.projects)

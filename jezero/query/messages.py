@@ -145,8 +145,10 @@ class Match:
     matched: list[str] = field(default_factory=list)
 
 
-# matches(): a term in more messages than this is ranked among its most recent this many (bm25
-# costs about a microsecond a row: 5 ms at most; benchmarks/messages/README.md).
+# matches(): a term in more messages than this is ranked among its newest this many (bm25
+# costs about a microsecond a row: 5 ms at most; benchmarks/messages/README.md). Newest by the
+# messages' time: their ids follow it (jezero.store.messages.time_id), and FTS5 reads a word's
+# list from the highest id down without sorting.
 RANK_CAP = 5000
 
 ORDERS = {
@@ -159,13 +161,14 @@ ORDERS = {
 def matches(conn: apsw.Connection, expr: str, filters: MessageFilters, fetch: int,
             order: str = "relevance", terms: Sequence[Term] = ()) -> tuple[list[Match], list[str]]:
     """The first `fetch` messages matching `expr` that pass `filters`, in `order`, and the terms
-    whose matches were ranked among the RANK_CAP most recently stored ones only.
+    whose matches were ranked among their RANK_CAP newest only.
 
     FTS5 computes bm25 for every matching row before LIMIT applies: a common word in a large
     library means scoring hundreds of thousands of messages. So, given the query's `terms`, a
     term in more than RANK_CAP messages is common: the rows of the other (rarer) terms are all
     ranked, by bm25 over those terms, and the common terms add their RANK_CAP most recent rows,
-    by bm25 over the common terms (small: their IDF is low). The caller's coverage re-rank then
+    by bm25 over the common terms (small: their IDF is low); newest by time, since message ids follow
+    the messages' time (jezero.store.messages), however late a session was stored. The caller's coverage re-rank then
     puts a message holding both kinds first. Without a common term the answer is the plain full
     ranking. CROSS JOIN keeps the FTS5 table as the outer loop."""
     where, args = filters.sql()
@@ -369,7 +372,8 @@ def term_matches(conn: apsw.Connection, term: Term, filters: MessageFilters, cap
     message's length), negated so that more is better; or, when `relevance` is given, that number
     for every message, and bm25 is not computed (its IDF reads the term's whole list, which for a
     word in tens of thousands of messages costs more than the items search). One walk of the
-    term's list, newest end first, joined to the rows it needs (rows() gives the rest)."""
+    term's list, newest end first (the highest ids: ids follow the messages' time), joined to the
+    rows it needs (rows() gives the rest)."""
     where, args = filters.sql()
     return conn.execute(
         f"SELECT m.id, m.source, m.session_id, {'-bm25(messages_fts)' if relevance is None else float(relevance)} "

@@ -24,8 +24,9 @@ session. The caller's source patterns apply as everywhere.
 
 In a large library a common word can match hundreds of thousands of messages, and bm25 scores
 every match. A term in more than RANK_CAP (5,000) messages is therefore ranked among its RANK_CAP
-most recently stored matches, while every match of the rarer terms is ranked; `explain.candidates`
-says when that happened. Below that, every match is ranked.
+newest matches, while every match of the rarer terms is ranked; `explain.candidates` says when
+that happened. Below that, every match is ranked. Newest by the messages' time, whatever order
+the sessions were stored in: message ids follow the time (jezero.store.messages.time_id).
 
 With a derived index engine (`[search] engine = "tantivy"`), its messages index does the
 matching (and the coverage of each match) with the same filters before the cut and the same

@@ -299,10 +299,12 @@ class Store(StoreStatements):
                 self.record_call(**call)
             for uid in delete_uids:
                 self._delete(uid)
+            index_rows = message_rows.IndexRows()  # the messages' index rows, written in id order at the end
             for i, it in enumerate(items):
-                ids.append(self._upsert(it, now))
+                ids.append(self._upsert(it, now, index_rows))
                 if prepared is not None:
                     self.vectors.put(self.db, ids[-1], prepared[i])
+            message_rows.insert_index_rows(self.db, index_rows)
             for key, value in (cursor or {}).items():
                 self.db.execute(
                     "INSERT INTO cursors(connector, key, value) VALUES(?, ?, ?) "
@@ -321,7 +323,7 @@ class Store(StoreStatements):
             self.db.execute("DELETE FROM items_fts WHERE rowid=?", (row[0],))
             self.db.execute("DELETE FROM items WHERE id=?", (row[0],))
 
-    def _upsert(self, it: ItemRecord, now: str) -> int:
+    def _upsert(self, it: ItemRecord, now: str, index_rows: message_rows.IndexRows | None = None) -> int:
         values = dict(
             uid=it.uid, source=it.source, agent=it.agent, project=it.project, session_id=it.session_id,
             parent_session_id=it.parent_session_id, segment_index=it.segment_index,
@@ -349,7 +351,7 @@ class Store(StoreStatements):
             "INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
             (item_id, *fts_row(it.title, it.summary, it.questions, it.atoms, it.project)),
         )
-        message_rows.replace(self.db, item_id, it, format_time, it.messages)
+        message_rows.replace(self.db, item_id, it, format_time, it.messages, index_rows)
         return item_id
 
     def set_project(self, item_id: int, project: str | None) -> None:

@@ -15,13 +15,20 @@ MESSAGE_CHARS, so that a session that printed megabytes does not make the index 
 A derived index engine (`[search] engine = "tantivy"`) keeps its own index of these rows beside
 the library, kept in step by the items' change log (`item_changes`): every write here happens
 with a write of its item, in the same transaction, so the item's change number covers it.
+
+A message's id follows its time, not the order it was stored in (time_id, allocate_ids): the id
+is the message's time in milliseconds since 1970, moved up to the next free id when that one is
+taken. FTS5 reads a word's list from the highest id down for free, and the lanes read a common
+word at its newest matches that way (jezero.query.messages, fused.py): with ids in storage order,
+a backfill of old sessions (a first `jezero run`, a device's backlog uploaded late, connectors
+reading files in path order) looked newest, and pushed the sessions people meant out of reach.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 # Measured in benchmarks/messages/README.md (2,000 sessions): the word-level index is a sixth of
 # the trigram one (32 against 191 MB) and recall on it about twice as fast. Its terms are
@@ -107,9 +114,15 @@ def from_original(original: str) -> list[MessageRecord]:
 # -- writing, inside the item's transaction ---------------------------------------------------------
 
 
-def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | None) -> int:
+def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | None,
+            index_rows: list | None = None) -> int:
     """Make `item_id`'s messages those of `item` (its fields: source, session, project...).
-    `messages` None: derive them from the item's original. Returns how many were written."""
+    `messages` None: derive them from the item's original. Returns how many were written.
+    `index_rows` (an IndexRows): the messages' (id, text) are added there, for the caller to put
+    into `messages_fts` by insert_index_rows() once the transaction's items are all written; else
+    they are indexed here."""
+    if index_rows is not None and item_id in index_rows.items:
+        insert_index_rows(db, index_rows)  # written twice in one transaction: index the first before removing it
     remove(db, item_id)
     if messages is None:
         messages = from_original(item.original)
@@ -119,14 +132,101 @@ def replace(db, item_id: int, item, at_text, messages: list[MessageRecord] | Non
         rows.append(((item_id, item.source, item.session_id, item.parent_session_id, item.project,
                       item.segment_index, seq, role, m.tool, at_text(m.at) if m.at else default_at,
                       prompt_hash(role, text)), text))
-    for row, text in rows:
+    ids = allocate_ids(db, [row[9] for row, _ in rows])
+    for message_id, (row, text) in zip(ids, rows):
         db.execute(
-            "INSERT INTO messages(item_id, source, session_id, parent_session_id, project, segment_index, seq, "
-            "role, tool, at, prompt_hash) VALUES(?,?,?,?,?,?,?,?,?,?,?)", row)
-        message_id = db.last_insert_rowid()
+            "INSERT INTO messages(id, item_id, source, session_id, parent_session_id, project, segment_index, seq, "
+            "role, tool, at, prompt_hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", (message_id, *row))
         db.execute("INSERT INTO message_texts(id, text) VALUES(?, ?)", (message_id, text))
-        db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (message_id, text))
+        if index_rows is not None:
+            index_rows.append((message_id, text))
+            index_rows.items.add(item_id)
+        else:
+            db.execute("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", (message_id, text))
     return len(rows)
+
+
+class IndexRows(list):
+    """Index rows (message id, text) replace() collected, and the items they belong to."""
+
+    def __init__(self):
+        super().__init__()
+        self.items: set[int] = set()
+
+
+def insert_index_rows(db, index_rows: IndexRows) -> None:
+    """The (id, text) rows replace() collected, into `messages_fts` in id order, and then none
+    are pending. FTS5 keeps a
+    transaction's new rows in memory while their ids rise and writes a segment out each time one
+    does not: items stored out of time order, each indexed as it was written, made a segment per
+    item (a write of 600 sessions, shuffled: 2.1-2.8 s of CPU before ids followed time, 3.3-3.7
+    with a segment per item)."""
+    index_rows.sort()
+    db.executemany("INSERT INTO messages_fts(rowid, text) VALUES(?, ?)", index_rows)
+    index_rows.clear()
+    index_rows.items.clear()
+
+
+# Ids per second of a message's time. Milliseconds: messages a second apart (a tool call and its
+# result) keep their order, while a posting in the index grows by about one byte against ids
+# numbered as stored (benchmarks/messages/README.md). A message whose id is taken (another at the
+# same millisecond, or a run spilling up from one) takes the next free one above: its time is
+# then read as a few milliseconds later, which no ranking can tell.
+IDS_PER_SECOND = 1000
+# Fewer free ids than this ahead of the wanted one are read in one look-up.
+_TAKEN_WINDOW = 256
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def time_id(at: str) -> int:
+    """The id a message stored at `at` (stored time text, UTC) wants: its time in 1/IDS_PER_SECOND
+    seconds since 1970, at least 1."""
+    try:  # the stored form, YYYY-MM-DDTHH:MM:SS.ffffffZ, read by position (strptime is 10x slower)
+        if len(at) != 27 or at[26] != "Z":
+            raise ValueError(at)
+        dt = datetime(int(at[0:4]), int(at[5:7]), int(at[8:10]), int(at[11:13]), int(at[14:16]), int(at[17:19]),
+                      int(at[20:26]), tzinfo=timezone.utc)
+    except (TypeError, ValueError):
+        dt = datetime.fromisoformat(str(at).replace("Z", "+00:00"))
+        dt = dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    delta = dt - _EPOCH
+    return max(1, (delta.days * 86_400 + delta.seconds) * IDS_PER_SECOND
+               + delta.microseconds * IDS_PER_SECOND // 1_000_000)
+
+
+def allocate_ids(db, ats: list[str]) -> list[int]:
+    """Free message ids for messages at these times, in this order: each its time_id(), or the
+    next id above it that neither the table nor an earlier one of `ats` holds. `db` answers
+    `?`-marked SQL (SQLite or the PostgreSQL backend's connection)."""
+    out: list[int] = []
+    mine: set[int] = set()
+    last: dict[int, int] = {}  # wanted id -> the last id given for it here (a run of equal times)
+    for at in ats:
+        wanted = time_id(at)
+        start = last.get(wanted, wanted - 1) + 1
+        while True:
+            taken = {r[0] for r in db.execute("SELECT id FROM messages WHERE id >= ? AND id < ?",
+                                              (start, start + _TAKEN_WINDOW))}
+            candidate = next((c for c in range(start, start + _TAKEN_WINDOW) if c not in taken and c not in mine),
+                             None)
+            if candidate is not None:
+                break
+            start += _TAKEN_WINDOW
+        out.append(candidate)
+        mine.add(candidate)
+        last[wanted] = candidate
+    return out
+
+
+def time_ordered(rows) -> dict[int, int]:
+    """New ids for existing messages, from (id, at) pairs: in (at, id) order, each its time_id()
+    or one above the previous one's, whichever is higher (the migration renumbers with this)."""
+    out: dict[int, int] = {}
+    previous = 0
+    for old, at in sorted(rows, key=lambda r: (r[1], r[0])):
+        previous = max(time_id(at), previous + 1)
+        out[old] = previous
+    return out
 
 
 def kept(messages: list[MessageRecord]) -> list[tuple[int, str, MessageRecord, str]]:

@@ -12,7 +12,7 @@ import pytest
 from jezero.query import QueryError, recall
 from jezero.query import messages as mq
 from jezero.store import ItemRecord, Store, StoreError, open_readonly
-from jezero.store.messages import MESSAGES_TOKENIZER, MessageRecord
+from jezero.store.messages import MESSAGES_TOKENIZER, MessageRecord, time_id
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 
@@ -172,8 +172,45 @@ def test_a_schema_1_library_is_refused_to_readers_until_a_writer_indexes_its_mes
     PostgresStore(pg_url, "trigram remove_diacritics 1").close()  # a writer migrates it
     conn = connect_reader(pg_url)
     assert "messages" in conn.ranker.lanes
-    assert [h["message_id"] for h in recall(conn, "kubeconfig", window=0)["hits"]] == [1, 2]
+    # migration 4 gave them ids that follow their time (both at one time: the next free one)
+    first = time_id("2026-01-01T00:00:00.000000Z")
+    assert [h["message_id"] for h in recall(conn, "kubeconfig", window=0)["hits"]] == [first, first + 1]
     assert conn.execute("SELECT rows, tokens FROM messages_totals").fetchone() == (2, 9)
+    conn.close()
+    db.close()
+
+
+def test_migration_4_renumbers_messages_stored_out_of_time_order(pg_url, monkeypatch):
+    from jezero.store import messages as message_rows
+    from jezero_store_postgres import connect_reader, schema
+    from jezero_store_postgres.db import Connection
+    from jezero_store_postgres.store import PostgresStore
+
+    db = Connection(pg_url)
+    schema.migrate(db, "trigram remove_diacritics 1", target=3)
+    with PostgresStore(pg_url, "trigram remove_diacritics 1", migrate_to=3) as store:
+        # ids as a schema-3 writer gave them (the identity column): numbered as stored
+        stored = iter(range(1, 1000))
+        monkeypatch.setattr(message_rows, "allocate_ids", lambda db, ats: [next(stored) for _ in ats])
+        store.write([session(i, f"deploy number {i}", day=30 - i) for i in range(6)])  # newest first
+    monkeypatch.undo()
+    before = db.execute("SELECT m.id, m.item_id, m.seq, m.at, t.text FROM messages AS m JOIN message_texts AS t "
+                        "ON t.id = m.id ORDER BY m.id").fetchall()
+    assert [r[3] for r in before] != sorted(r[3] for r in before)
+    library_id = db.execute("SELECT value FROM meta WHERE key = 'library_id'").fetchone()[0]
+    PostgresStore(pg_url, "trigram remove_diacritics 1").close()  # a writer migrates it
+    after = db.execute("SELECT m.id, m.item_id, m.seq, m.at, t.text FROM messages AS m JOIN message_texts AS t "
+                       "ON t.id = m.id ORDER BY m.id").fetchall()
+    assert sorted(r[1:] for r in after) == sorted(r[1:] for r in before)  # nothing lost, texts with their rows
+    assert [r[3] for r in after] == sorted(r[3] for r in after)  # ids follow time
+    assert db.execute("SELECT count(*) FROM messages_search AS s JOIN messages AS m ON m.id = s.id").fetchone()[0] \
+        == len(after)
+    assert db.execute("SELECT value FROM meta WHERE key = 'library_id'").fetchone()[0] != library_id
+    conn = connect_reader(pg_url)
+    hits = recall(conn, "deploy", window=0, sort="newest")["hits"]
+    assert [h["session_id"] for h in hits] == [f"s{i}" for i in range(6)]
+    assert conn.execute("SELECT id FROM messages WHERE session_id = 's0' AND seq = 0").fetchone()[0] == \
+        hits[0]["message_id"]
     conn.close()
     db.close()
 

@@ -135,3 +135,26 @@ def test_the_copied_tables_have_planner_statistics(sqlite_library, pg_url):
     finally:
         db.close()
     assert {"items", "items_search", "messages", "messages_search", "search_postings", "search_words"} <= analysed
+
+
+def test_a_library_an_older_jezero_wrote_is_migrated_before_it_is_copied(tmp_path, pg_url):
+    """Its message ids were numbered as stored; the copy's must follow time, as this backend's do."""
+    import shutil
+    from pathlib import Path
+
+    from jezero_store_postgres import connect_reader, migrate
+
+    library = tmp_path / "library.sqlite3"
+    shutil.copy(Path(__file__).resolve().parents[2] / "tests" / "data" / "main-e85cee8-library.sqlite3", library)
+    report = migrate.to_postgres(library, pg_url)
+    assert report.verified and report.differing() == []
+    sqlite, pg = open_readonly(library), connect_reader(pg_url)
+    try:
+        assert sqlite.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
+        rows = "SELECT id, item_id, seq, at FROM messages ORDER BY id"
+        copied = pg.execute(rows).fetchall()
+        assert [tuple(r) for r in copied] == [tuple(r) for r in sqlite.execute(rows).fetchall()]
+        assert [r[3] for r in copied] == sorted(r[3] for r in copied)
+    finally:
+        sqlite.close()
+        pg.close()

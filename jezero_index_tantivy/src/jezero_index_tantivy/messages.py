@@ -250,16 +250,18 @@ class MessageIndex(DerivedIndex):
 
     def _newest(self, searcher, conn, query, filters, limit: int, held: int) -> list[tuple[int, int, None]]:
         """A common term's `limit` newest messages that pass the filters (highest ids first, as
-        FTS5's `ORDER BY rowid DESC LIMIT`), score None (the caller scores them alike). Ordering
+        FTS5's `ORDER BY rowid DESC LIMIT`: message ids follow the messages' time,
+        jezero.store.messages.time_id), score None (the caller scores them alike). Ordering
         the whole list by id costs as much as ranking it (2-3 ms for a word in a third of 490,000
         messages); the newest lie in the last ids, so the search is bounded to an id range that
-        should hold `limit` of them (from the term's share of the messages), widened until it
-        does or covers every id: 0.3 ms."""
-        top = conn.execute("SELECT max(id) FROM messages").fetchone()[0]
+        should hold `limit` of them (from the term's share of the messages, spread over the ids
+        in use), widened until it does or covers every id: 0.3 ms."""
+        top, bottom = conn.execute("SELECT max(id), min(id) FROM messages").fetchone()
         if top is None:
             return []
         total = max(searcher.num_docs, 1)
-        span = max(int(NEWEST_SLACK * limit * total / max(held, 1)), limit)
+        spread = max(top - bottom + 1, total)  # ids per message: 1 when numbered densely
+        span = max(int(NEWEST_SLACK * limit * spread / max(held, 1)), limit)
         while True:
             low = top - span
             bounded = query if low <= 0 else tantivy.Query.boolean_query([

@@ -197,12 +197,17 @@ def copy(source: _End, dest: _End, *, progress: Callable[[str], None] | None = N
 
 def to_postgres(sqlite_path, url: str, *, progress=None) -> Report:
     """Copy the SQLite library at `sqlite_path` into the PostgreSQL library at `url`."""
-    from jezero.store import open_readonly
+    from jezero.store import Store, open_readonly
 
     from jezero_store_postgres.store import PostgresStore
 
+    # A library an older jezero wrote is migrated first, as a run would: its message ids then
+    # follow time (SQLite's migration 9), as the ids this backend gives do.
     src = open_readonly(sqlite_path)
     tokenizer = src.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone()[0]
+    src.close()
+    Store(sqlite_path, tokenizer).close()
+    src = open_readonly(sqlite_path)
     dest = PostgresStore(url, tokenizer)
     try:
         return copy(_End("sqlite", src), _End("postgres", dest.db, dest), progress=progress)

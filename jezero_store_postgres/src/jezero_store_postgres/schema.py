@@ -236,7 +236,30 @@ def _v3(db) -> None:
     """)
 
 
-MIGRATIONS = [_v1, _v2, _v3]  # index + 1 = the version it produces
+def _v4(db) -> None:
+    """Message ids that follow the messages' time, as SQLite's migration 9 gives them
+    (jezero.store.messages.time_id): every message renumbered in (time, old id) order; its text
+    and its search row follow through their foreign keys, which now cascade an id's update. The
+    library gets a new `library_id` (derived indexes rebuild, as on SQLite)."""
+    from jezero.store import messages
+
+    renumber = messages.time_ordered(db.execute("SELECT id, at FROM messages").fetchall())
+    for table in ("message_texts", "messages_search"):
+        db.execute(f"ALTER TABLE {table} DROP CONSTRAINT {table}_id_fkey, ADD CONSTRAINT {table}_id_fkey "
+                   "FOREIGN KEY (id) REFERENCES messages(id) ON DELETE CASCADE ON UPDATE CASCADE")
+    db.execute("CREATE TEMP TABLE message_renumber(old bigint PRIMARY KEY, new bigint NOT NULL) ON COMMIT DROP")
+    rows = list(renumber.items())
+    for start in range(0, len(rows), 1000):
+        chunk = rows[start:start + 1000]
+        db.execute("INSERT INTO message_renumber(old, new) VALUES " + ", ".join(["(?, ?)"] * len(chunk)),
+                   [v for row in chunk for v in row])
+    # through negative ids: an old id may equal another message's new one
+    db.execute("UPDATE messages SET id = -id")
+    db.execute("UPDATE messages SET id = r.new FROM message_renumber AS r WHERE messages.id = -r.old")
+    db.execute("UPDATE meta SET value = md5(random()::text) WHERE key = 'library_id'")
+
+
+MIGRATIONS = [_v1, _v2, _v3, _v4]  # index + 1 = the version it produces
 LATEST = len(MIGRATIONS)
 
 

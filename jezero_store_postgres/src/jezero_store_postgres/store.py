@@ -213,13 +213,15 @@ class PostgresStore(StoreStatements):
             messages = message_rows.from_original(item.original)
         default_at = format_time(item.occurred_at) if not isinstance(item.occurred_at, str) else item.occurred_at
         written = []
-        for seq, role, m, text in message_rows.kept(messages):
-            message_id = self.db.execute(
-                "INSERT INTO messages(item_id, source, session_id, parent_session_id, project, segment_index, seq, "
-                "role, tool, at, prompt_hash) VALUES(?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
-                (item_id, item.source, item.session_id, item.parent_session_id, item.project, item.segment_index,
-                 seq, role, m.tool, format_time(m.at) if m.at else default_at,
-                 message_rows.prompt_hash(role, text))).fetchone()[0]
+        kept = message_rows.kept(messages)
+        ats = [format_time(m.at) if m.at else default_at for _, _, m, _ in kept]
+        # ids that follow the messages' time, as on SQLite (jezero.store.messages.time_id)
+        for message_id, at, (seq, role, m, text) in zip(message_rows.allocate_ids(self.db, ats), ats, kept):
+            self.db.execute(
+                "INSERT INTO messages(id, item_id, source, session_id, parent_session_id, project, segment_index, seq, "
+                "role, tool, at, prompt_hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                (message_id, item_id, item.source, item.session_id, item.parent_session_id, item.project,
+                 item.segment_index, seq, role, m.tool, at, message_rows.prompt_hash(role, text)))
             self.db.execute("INSERT INTO message_texts(id, text) VALUES(?, ?)", (message_id, text))
             written.append((message_id, text))
         message_search.index(self.db, item_id, written)
