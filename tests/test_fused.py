@@ -360,6 +360,12 @@ def test_on_a_near_tie_the_messages_lane_puts_the_newer_session_first(tmp_path, 
         hits = search(c, query, lanes=("messages",), now=NOW, explain=True)
         assert sessions(hits)[:2] == ["new", "old"]
         assert [h["explain"]["fusion"]["newer_on_near_tie"] for h in hits[:2]] == [True, False]
+        # the items' gate is a share of the lane's best evidence, not of its first (moved) session's
+        lane = fused.message_lane(c, query, sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=250)
+        assert lane[0].near_tie
+        gate = fused.items_ranked(hits, lane).gate  # the lane's hits stand in for item hits
+        assert gate and max(gate.values()) == pytest.approx(1.0)
         monkeypatch.setattr(fused, "NEAR_TIE", 0)
         assert sessions(search(c, query, lanes=("messages",), now=NOW))[:2] == ["old", "new"]
     finally:

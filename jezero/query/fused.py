@@ -392,7 +392,7 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
     gate = None
     evidence = getattr(lane, "evidence", None)
     if lane and evidence:
-        best = -lane[0].match.bm25
+        best = max(evidence.values())  # the lane's first may be a near tie moved up (NEAR_TIE)
         gate = {key: (evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
         if INHERIT_GATE:
             by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
@@ -536,14 +536,14 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     FUSED_MOVE_SHARE). The lead the rule allows (current.MAX_LEAD) is read, with
     LEAD_BY_EITHER_LANE, in whichever lane ranks the hit best (standing())."""
     evidence = getattr(lane, "evidence", None) if lane else None
+    lane_best = max(evidence.values(), default=0.0) if evidence else 0.0
     relevance: dict[tuple[str, str], float] = {}
     for h in item_hits:
         key = (h["source"], h["session_id"])
-        held = not evidence or evidence.get(key, 0.0) >= CURRENT_EVIDENCE * -lane[0].match.bm25
+        held = not evidence or evidence.get(key, 0.0) >= CURRENT_EVIDENCE * lane_best
         relevance.setdefault(key, (h.get("score") or 0.0) if held else 0.0)
     fused_score = {h["id"]: h["score"] for h in hits}
     items_best = max((h.get("score") or 0.0 for h in item_hits), default=0.0)
-    lane_best = max(evidence.values(), default=0.0) if evidence else 0.0
 
     def standing(key) -> float:
         """What MAX_LEAD compares (LEAD_BY_EITHER_LANE): the session's share of the best in the

@@ -245,8 +245,7 @@ def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], fi
         if len(kept) >= fetch or len(answer) < limit or filters.min_messages <= 1 or limit >= REFILL_MAX:
             break
         limit = min(limit * REFILL_GROWTH, REFILL_MAX)
-    out = Matches()
-    out.capped = [terms[i].text for i in getattr(answer, "capped", ())]
+    out = Matches(capped=[terms[i].text for i in getattr(answer, "capped", ())])
     for rank, (m, score, mask) in enumerate(kept[:fetch]):
         m.bm25 = -score  # FTS5's sign: less is better
         m.bm25_rank = rank if order == "relevance" else -1
@@ -260,7 +259,9 @@ class Matches(list):
     """engine_matches()'s answer: the matches, and the terms ranked among their newest RANK_CAP
     matches only (a backend that keeps FTS5's cap says which; a derived index caps nothing)."""
 
-    capped: list = []
+    def __init__(self, found=(), capped=()):
+        super().__init__(found)
+        self.capped = list(capped)
 
 
 def answered_by(conn: apsw.Connection, engine: str | None) -> str:
