@@ -74,6 +74,12 @@ def shortcut(server) -> LeanToolCalls:
 def exchange(port: int, raw: bytes) -> tuple[bytes, list[tuple[bytes, bytes]], bytes]:
     """Send raw bytes (one request, Connection: close) and return the status line, the headers
     without Date, and the body, the server's port in them written PORT."""
+    head, _, _ = raw.partition(b"\r\n\r\n")
+    declared = re.search(rb"(?im)^content-length: *([0-9]+)", head)
+    if declared and int(declared.group(1)) > MAX_REQUEST_BYTES:
+        # refused on its declared length before any of the body is read (jezero.server.http):
+        # a body sent after that answer would be met by a reset that can lose the answer
+        raw = head + b"\r\n\r\n"
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
         s.sendall(raw)
         data = b""
