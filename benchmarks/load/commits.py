@@ -6,8 +6,9 @@ catch-up, cache restart and page re-read that the writer's commits cause a reade
     .venv/bin/python benchmarks/load/commits.py --seconds 20             # writer off, then on
     .venv/bin/python benchmarks/load/commits.py --writer on --profile out.txt   # py-spy on this process
 
-Each run starts from a fresh copy of bench.py's pristine library and its derived indexes. With
-`--segments` it also prints the items index's segment count at the end.
+Each run starts from a fresh copy of bench.py's pristine library and its derived indexes, and
+prints the items index's segment count at the end. `--prepare N` makes N small writes first
+(N more small segments up to tantivy's merge of 8), to measure what segments cost a search.
 """
 
 from __future__ import annotations
@@ -22,9 +23,34 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "search"))
 sys.path.insert(0, str(HERE))
 
 import bench  # noqa: E402
+
+
+def prepare(library: Path, engine: str, writes: int, batch: int) -> None:
+    """`writes` small writes followed as writer.py follows them, before the clock starts: the
+    index then has as many more small segments (tantivy merges 8 of them), to measure what each
+    costs a search."""
+    import corpus
+
+    from jezero.store import Store, engines
+
+    gen = corpus.Corpus(seed=77)
+    with Store(library) as store:
+        follow = engines.follower(engine, library)
+        if follow is not None:
+            store.after_write.append(follow)
+        for w in range(writes):
+            items = []
+            for k in range(batch):
+                it = gen.item(w * batch + k, w * batch + k + 1)
+                it.uid = it.session_id = it.content_hash = f"prepare:{w}:{k}"
+                items.append(it)
+            store.write(items, connector="prepare", cursor={"n": w})
+            time.sleep(0.3)  # the merges of the write before are done
+    engines.forget()
 
 
 def run(library: Path, qs, seconds: float, writer: bool, engine: str, batch: int, interval: float) -> dict:
@@ -75,6 +101,7 @@ def main() -> None:
     ap.add_argument("--interval", type=float, default=0.2)
     ap.add_argument("--repeat", type=int, default=1, help="alternate off/on this many times")
     ap.add_argument("--profile", type=Path, help="py-spy this process into PROFILE-<writer>.txt")
+    ap.add_argument("--prepare", type=int, default=0, help="this many small writes first (more segments)")
     args = ap.parse_args()
 
     pristine = bench.pristine_library(args.data, args.items)
@@ -84,6 +111,8 @@ def main() -> None:
     for _ in range(args.repeat):
         for writer in modes:
             library = bench.fresh_copy(pristine, args.data / "run", index)
+            if args.prepare:
+                prepare(library, args.engine, args.prepare, args.batch)
             spy = None
             if args.profile is not None:
                 out = args.profile.with_name(f"{args.profile.stem}-{'on' if writer else 'off'}{args.profile.suffix or '.txt'}")
