@@ -328,11 +328,11 @@ class DerivedIndex:
         every item when asked, when the index is new, or when it was built from another library
         (or from a later state: a library restored from a copy). Returns the documents written,
         or -1 when more than `limit` changed items would be needed. Raises ValueError when
-        another process holds the index's writer."""
+        another process holds the index's writer for more than WRITER_WAIT_S (a catch-up of its
+        own holds the lock too, so it is only waiting for its merges)."""
         self._wait_settled()
         with self._locked(blocking=True):
-            written = self._apply(rebuild, limit)
-        return written
+            return self._apply_waiting(rebuild, limit)
 
     def _held(self) -> list["DerivedIndex"]:
         """The indexes a writer's hold covers (TantivyIndex: its messages index too)."""
@@ -368,22 +368,24 @@ class DerivedIndex:
         self._settle_later(pending)
 
     def _apply_as_writer(self, pending: list) -> None:
-        """_apply for the writer holding the lock: the index's own writer may still be held for a
-        while by the process that applied the last change (it waits for its merges after letting
-        the lock go), so a busy writer is waited for, up to WRITER_WAIT_S."""
-        deadline = time.monotonic() + WRITER_WAIT_S
+        """_apply for the writer holding the lock (_apply_waiting); a failure is logged."""
         try:
-            while True:
-                try:
-                    self._apply(False, None, pending)
-                    return
-                except ValueError:
-                    if time.monotonic() >= deadline:
-                        raise
-                    time.sleep(0.02)
+            self._apply_waiting(False, None, pending)
         except Exception as e:  # the library's commit stands; a reader or the next write applies it
             log.warning("%s not brought in step after a write (%s: %s); readers catch up",
                         self.folder, type(e).__name__, e)
+
+    def _apply_waiting(self, rebuild: bool, limit: int | None, pending: list | None = None) -> int:
+        """_apply with the lock held, waiting (up to WRITER_WAIT_S) for the index's own writer
+        while another process still holds it to wait for its merges."""
+        deadline = time.monotonic() + WRITER_WAIT_S
+        while True:
+            try:
+                return self._apply(rebuild, limit, pending)
+            except ValueError as e:
+                if "change log" in str(e) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
 
     def _apply(self, rebuild: bool, limit: int | None, pending: list | None = None) -> int:
         """catch_up with the lock held. The commit starts segment merges, which must be waited
@@ -482,7 +484,10 @@ class DerivedIndex:
             except ValueError as e:  # the process that applied the last change is still merging
                 log.debug("tantivy index busy (%s); answering from the state before", e)
                 return self._before(searcher, applied, head)
-        self._settle_later(pending)
+        # After letting go of the lock: a search meanwhile answers from this new state. The merges
+        # are still waited for here, so that the index's writer is free again when the search
+        # returns (another process's catch_up, a test holding the writer).
+        _settle(pending)
         searcher, applied = self._current()
         return searcher if _covers(applied, head) else None
 
