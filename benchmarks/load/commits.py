@@ -115,7 +115,8 @@ def main() -> None:
                 prepare(library, args.engine, args.prepare, args.batch)
             spy = None
             if args.profile is not None:
-                out = args.profile.with_name(f"{args.profile.stem}-{'on' if writer else 'off'}{args.profile.suffix or '.txt'}")
+                mode = "on" if writer else "off"
+                out = args.profile.with_name(f"{args.profile.stem}-{mode}{args.profile.suffix or '.txt'}")
                 spy = subprocess.Popen([os.environ.get("PY_SPY") or shutil.which("py-spy") or "py-spy", "record",
                                         "-p", str(os.getpid()), "-d", str(int(args.seconds + 4)), "-r", "100",
                                         "-f", "raw", "--nonblocking", "-o", str(out),

@@ -416,7 +416,8 @@ class DerivedIndex:
                 return -1
             # A rebuild in parts (rebuild_part) writes in one thread: a part is then one segment.
             parted = full and self.rebuild_part is not None
-            writer = index.writer(heap_size=REBUILD_HEAP if parted else WRITER_HEAP, num_threads=1 if parted or not full else 0)
+            writer = index.writer(heap_size=REBUILD_HEAP if parted else WRITER_HEAP,
+                                  num_threads=1 if parted or not full else 0)
             try:
                 if full:
                     writer.delete_all_documents()
