@@ -236,7 +236,7 @@ def follower(engine: str, library: str | Path, interval: float = FOLLOW_INTERVAL
     # the CPU budget left for updates and when it was counted; when the last update ended;
     # whether the write just made went through `hold` (a store that enters it); writes held
     # and skipped
-    held = {"budget": FOLLOW_BURST_S, "at": time.monotonic(), "ended": 0.0, "seen": False, "holds": 0,
+    held = {"budget": FOLLOW_BURST_S, "at": time.monotonic(), "ended": float("-inf"), "seen": False, "holds": 0,
             "skipped": 0}
 
     def follow() -> None:

@@ -142,3 +142,25 @@ def test_a_rebuild_commits_parts_of_at_least_the_part_size(tmp_path, monkeypatch
     engines.forget()
     assert len(titles(library, "nomad")) == 10  # the search's default limit, all from tantivy
     engines.forget()
+
+
+def test_past_its_budget_a_follower_leaves_writes_to_the_readers(tmp_path, monkeypatch):
+    """A backfill writing back to back: once the writer's index updates have used their share of
+    its time, a write is not held (the index lacks it until a reader or the next held write
+    applies it), and a reader then catches up itself and answers with everything."""
+    library = tmp_path / "library.sqlite3"
+    monkeypatch.setattr(engines, "FOLLOW_SHARE", 0.0)  # no budget builds up with the clock
+    monkeypatch.setattr(engines, "FOLLOW_BURST_S", 0.0)
+    engines.forget()
+    with Store(library) as store:
+        follow = engines.follower("tantivy", library, interval=3600)
+        store.after_write.append(follow)
+        store.write([item(1, "Consul gossip key")])  # the first write: held (nothing ended yet)
+        store.write([item(2, "Consul acl token")])  # over budget: left to the readers
+        assert follow.stats["holds"] == 1 and follow.stats["skipped"] == 1
+        with open_readonly(library) as conn:
+            assert applied_by_a_new_process_view(library).seq < library_head(conn).seq
+    assert titles(library, "consul") == ["Consul acl token", "Consul gossip key"]  # caught up by the reader
+    with open_readonly(library) as conn:
+        assert applied_by_a_new_process_view(library) == library_head(conn)
+    engines.forget()
