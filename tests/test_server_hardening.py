@@ -48,6 +48,22 @@ def test_an_oversized_body_is_refused_before_it_is_parsed(running):  # noqa: F81
     assert r.status_code == 413
 
 
+def test_a_declared_oversized_body_is_refused_without_waiting_for_it(running):  # noqa: F811
+    # The client declares more than the limit and sends nothing: it used to be waited for, its
+    # connection held until it went away.
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(running.mcp)
+    with socket.create_connection((url.hostname, url.port), timeout=30) as sock:
+        sock.sendall((f"POST {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\n"
+                      f"Authorization: Bearer {KEYS['laptop']}\r\nContent-Type: application/json\r\n"
+                      f"Accept: application/json, text/event-stream\r\n"
+                      f"Content-Length: {MAX_REQUEST_BYTES + 1}\r\n\r\n").encode())
+        reply = sock.recv(4096)  # the 30 s timeout only guards against a hang
+    assert reply.startswith(b"HTTP/1.1 413")
+
+
 @pytest.mark.anyio
 async def test_only_the_tools_capability_is_advertised(tmp_path):
     from jezero.config import Config

@@ -2,6 +2,7 @@
 
     python benchmarks/load/server.py CONFIG PORT [--connections thread|request]
                                      [--stateful] [--sse] [--workers N] [--threads N] [--readers N]
+                                     [--http auto|h11|httptools] [--loop auto|asyncio|uvloop] [--no-lean]
 
 With --workers > 1, uvicorn starts that many processes sharing the port, each building the app
 through `make_app` from the environment variables set here.
@@ -27,6 +28,7 @@ def make_app():
         json_response=os.environ.get("LOAD_SSE") != "1",
         connections=os.environ.get("LOAD_CONNECTIONS", "thread"),
         readers=int(os.environ.get("LOAD_READERS", "0")) or None,
+        lean=os.environ.get("LOAD_NO_LEAN") != "1",
     )
     threads = int(os.environ.get("LOAD_THREADS", "0"))
     if threads:
@@ -57,6 +59,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--threads", type=int, default=0, help="tool calls at once per process (0: anyio's 40)")
     ap.add_argument("--readers", type=int, default=0, help="library reads at once (0: the server's default)")
+    ap.add_argument("--no-lean", action="store_true", help="every tool call through the SDK's full path")
+    ap.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"], help="uvicorn's HTTP parser")
+    ap.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"], help="uvicorn's event loop")
     args = ap.parse_args()
     if args.workers > 1 and not args.readers:
         # as `jezero serve --workers N` does: the cores shared out (before 2026-12-01 15:00 each
@@ -66,7 +71,8 @@ def main() -> None:
         args.readers = worker_readers(args.workers)
     os.environ.update({"JEZERO_CONFIG": args.config, "LOAD_CONNECTIONS": args.connections,
                        "LOAD_STATEFUL": "1" if args.stateful else "0", "LOAD_SSE": "1" if args.sse else "0",
-                       "LOAD_THREADS": str(args.threads), "LOAD_READERS": str(args.readers)})
+                       "LOAD_THREADS": str(args.threads), "LOAD_READERS": str(args.readers),
+                       "LOAD_NO_LEAN": "1" if args.no_lean else "0"})
     import logging
 
     import uvicorn
@@ -75,7 +81,7 @@ def main() -> None:
     from jezero.server.http import WORKER_HEALTHCHECK_S
 
     uvicorn.run("server:make_app", factory=True, app_dir=str(HERE), host="127.0.0.1", port=args.port,
-                workers=args.workers, log_level="warning", access_log=False,
+                workers=args.workers, log_level="warning", access_log=False, http=args.http, loop=args.loop,
                 timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
 
 

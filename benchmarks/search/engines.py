@@ -35,6 +35,9 @@ from jezero.store import engines, open_readonly  # noqa: E402
 ENGINES = ("fts5", "tantivy")
 # "tantivy" with its common-word pairs turned off (the same index): what the pairs gain.
 NO_PAIRS = "tantivy-no-pairs"
+# "tantivy" with the query shape before 2026-12-01 (the same index): every held word also as a
+# substring (up to SUBSTRING_MAX_ROWS), a key's sources as a term set.
+BEFORE = "tantivy-before"
 
 
 def folder_mb(path: Path) -> float:
@@ -62,6 +65,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep-index", action="store_true", help="catch the tantivy index up instead of rebuilding it")
     ap.add_argument("--pairs", action="store_true", help="also time tantivy without its common-word pairs")
+    ap.add_argument("--before", action="store_true",
+                    help="also time tantivy with the query shape before 2026-12-01 "
+                         "(substrings of every word, source term sets)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -70,13 +76,18 @@ def main() -> None:
     conn = open_readonly(path)
     now = parse_stored(conn.execute("SELECT max(occurred_at) FROM items").fetchone()[0]) + timedelta(days=1)
     queries = bench.query_set(conn, vocab=args.vocab)
-    variants = ENGINES + ((NO_PAIRS,) if args.pairs else ())
+    variants = ENGINES + ((NO_PAIRS,) if args.pairs else ()) + ((BEFORE,) if args.before else ())
     options = {e: SearchConfig(time_budget_ms=60_000, engine=e) for e in ENGINES}
-    options[NO_PAIRS] = options["tantivy"]
+    options[NO_PAIRS] = options[BEFORE] = options["tantivy"]
     tantivy_engine = engines.engine_for("tantivy", path)
+    import jezero_index_tantivy.index as tantivy_index
+
+    now_shape = (tantivy_engine.substring_word_rows, tantivy_index.SOURCE_TERMS_MAX)
 
     def run(engine, q, f):
         tantivy_engine.use_pairs = engine != NO_PAIRS
+        shape = (None, 0) if engine == BEFORE else now_shape
+        tantivy_engine.substring_word_rows, tantivy_index.SOURCE_TERMS_MAX = shape
         return search(conn, q, limit=10, options=options[engine], now=now, explain=False, **f)
 
     for _, q, f in queries:  # warm every variant
@@ -92,7 +103,9 @@ def main() -> None:
         overlap = len(set(tops["fts5"]) & set(tops["tantivy"]))
         if args.pairs:
             assert tops[NO_PAIRS] == tops["tantivy"], f"the pairs changed the answer to {q!r}"
-        results.append({"class": cls, "query": q, "filters": f,
+        changed = ({"before_same_top10": tops[BEFORE] == tops["tantivy"],
+                    "before_overlap": len(set(tops[BEFORE]) & set(tops["tantivy"]))} if args.before else {})
+        results.append({"class": cls, "query": q, "filters": f, **changed,
                         **{f"{e}_ms": statistics.median(times[e]) for e in variants},
                         "hits": {e: len(tops[e]) for e in ENGINES}, "overlap": overlap,
                         "same_first": bool(tops["fts5"]) and tops["fts5"][:1] == tops["tantivy"][:1]})
@@ -130,6 +143,22 @@ def print_report(r: dict) -> None:
               f"| {bench.pct(t, 50):.1f} | {bench.pct(t, 95):.1f} | {bench.pct(t, 99):.1f} | {ratio:.2f} "
               f"| {overlap:.0%} | {sum(x['same_first'] for x in rs)}/{len(rs)} |")
     print()
+    if f"{BEFORE}_ms" in qs[0]:
+        print("tantivy's query shape before (every held word also as a substring, source term sets) and now "
+              "(same index), CPU ms:")
+        print()
+        print("| class | n | before p50 | p95 | p99 | now p50 | p95 | p99 | same top 10 | top-10 overlap |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for cls in (*bench.CLASSES, "all"):
+            rs = [x for x in qs if cls == "all" or x["class"] == cls]
+            t = [x["tantivy_ms"] for x in rs]
+            u = [x[f"{BEFORE}_ms"] for x in rs]
+            overlap = sum(x["before_overlap"] for x in rs) / max(sum(x["hits"]["tantivy"] for x in rs), 1)
+            name = f"**{cls}**" if cls == "all" else cls
+            print(f"| {name} | {len(rs)} | {bench.pct(u, 50):.1f} | {bench.pct(u, 95):.1f} | {bench.pct(u, 99):.1f} "
+                  f"| {bench.pct(t, 50):.1f} | {bench.pct(t, 95):.1f} | {bench.pct(t, 99):.1f} "
+                  f"| {sum(x['before_same_top10'] for x in rs)}/{len(rs)} | {overlap:.0%} |")
+        print()
     if f"{NO_PAIRS}_ms" in qs[0]:
         print("tantivy with and without its common-word pairs (same index, same answers), CPU ms:")
         print()

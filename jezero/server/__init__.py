@@ -8,6 +8,7 @@ keys and the overview endpoint.
 - mcp_app.py   the six tools and the instructions (build_mcp_server)
 - inbox.py     PUT /inbox/v1/<agent>/<path>: devices upload their session files
 - http.py      the ASGI app: /mcp, /api/v1/overview, /health, /inbox/v1 (build_http_app, serve_http)
+- lean.py      plain tool calls at the modern protocol answered with less of the SDK's per-request work
 
 The names below are imported on first use, so `import jezero.server` stays cheap.
 """

@@ -32,6 +32,7 @@ import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -42,6 +43,7 @@ from jezero.config import Config
 from jezero.inbox.uploads import server_core_version
 from jezero.server.clients import POLL_SECONDS, ClientRegistry
 from jezero.server.inbox import add_inbox_route
+from jezero.server.lean import LeanToolCalls
 from jezero.server.library import ConnectionMode, Library
 from jezero.server.mcp_app import build_mcp_server
 from jezero.store import StoreError
@@ -89,14 +91,20 @@ class _WholeBody:
     half-way through its body is dropped here, quietly: the SDK logged each one as an error with
     a full traceback and answered it a 500, so a client opening and abandoning connections made
     the server spend its time on tracebacks while real requests waited (benchmarks/faults). A
-    body past MAX_REQUEST_BYTES gets 413 before it is read further."""
+    body past MAX_REQUEST_BYTES gets 413 before it is read further, and one declared past it
+    (Content-Length) before any of it is read: a client that declares a huge body and sends none
+    is not waited for. A plain tool call is then answered by `lean` when given
+    (jezero.server.lean: the same bytes, less of the SDK's work)."""
 
-    def __init__(self, app: ASGIApp, path: str = "/mcp"):
-        self.app, self.path = app, path
+    def __init__(self, app: ASGIApp, path: str = "/mcp", lean: LeanToolCalls | None = None):
+        self.app, self.path, self.lean = app, path, lean
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
             await self.app(scope, receive, send)
+            return
+        if _declared_length(scope) > MAX_REQUEST_BYTES:  # refused before any of it is read
+            await Response("request body too large", status_code=413)(scope, receive, send)
             return
         chunks, size = [], 0
         while True:
@@ -121,7 +129,21 @@ class _WholeBody:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()  # after the body: only a disconnect can come
 
+        if self.lean is not None and await self.lean.answer(scope, body, replay, send):
+            return
         await self.app(scope, replay, send)
+
+
+def _declared_length(scope: Scope) -> int:
+    """The request's Content-Length, or 0 when it gives none or one that is not a number (the
+    body's own size is then checked as it arrives)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0
 
 
 def _unauthorized() -> Response:
@@ -141,6 +163,7 @@ def build_http_app(
     json_response: bool = True,
     connections: ConnectionMode = "thread",
     readers: int | None = None,
+    lean: bool = True,
 ) -> Starlette:
     """The ASGI app (MCP at /mcp, the overview, health) for a config path, `Config` or registry.
 
@@ -150,6 +173,8 @@ def build_http_app(
         no session kept on the server. A read-only server has nothing to keep between requests,
         and it is measurably faster (benchmarks/load/README.md).
     connections / readers: see jezero.server.library.
+    lean: answer plain tool calls at the modern protocol without most of the SDK's per-request
+        machinery (jezero.server.lean; same bytes on the wire). False: the SDK answers all.
     """
     registry = ClientRegistry.from_source(source)
     library = Library.for_config(registry.config(), mode=connections, readers=readers)
@@ -192,7 +217,12 @@ def build_http_app(
     app = server.streamable_http_app(stateless_http=stateless, json_response=json_response, host=host,
                                      transport_security=security, max_request_body_size=MAX_REQUEST_BYTES)
     app.add_middleware(_NoEventStream)
-    app.add_middleware(_WholeBody)
+    shortcut = None
+    if lean:
+        backend = next((m.kwargs.get("backend") for m in app.user_middleware if m.cls is AuthenticationMiddleware), None)
+        shortcut = LeanToolCalls.for_server(server, backend, security, stateless=stateless,
+                                            json_response=json_response, max_body=MAX_REQUEST_BYTES)
+    app.add_middleware(_WholeBody, lean=shortcut)
     _watch_config(app, registry)
     return app
 

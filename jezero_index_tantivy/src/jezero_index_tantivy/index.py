@@ -49,6 +49,19 @@ SUBSTRING_WEIGHT = 0.3
 # 5.7 ms and p99 24.9 ms; bounded at 2,000 rows, 2.5 and 10.2; words alone 2.4 and 9.0.
 SUBSTRING_MIN_GRAMS = 3
 SUBSTRING_MAX_ROWS = 2000
+# ... and only for a rare word: one the words field holds in at most SUBSTRING_WORD_ROWS items.
+# A word's substring finds it inside longer words (`paid` in `unpaid`, `where` in `somewhere`) and
+# weights a rare word twice; for a word in hundreds of items the words field answers alone. One
+# substring phrase in the query is enough to stop tantivy pruning the whole OR by block-max
+# scores, so a query of 2-3 mid-frequency words scored every item each word is in: the load
+# benchmark's searches at 100k spent 22% of tantivy's time on them. No word of the judged sets'
+# libraries is in more items than this (their figures are unchanged); on the same sets padded
+# with 2,000 distractor sessions, see benchmarks/retrieval/README.md (2026-12-01, `tanq`).
+SUBSTRING_WORD_ROWS = 200
+# A key's allowed sources as an OR of term queries up to this many names (a term set builds a bit
+# set of every item it matches before the search: a key reading 2 sources of 6 cost 5% more
+# that way); more names, a term set.
+SOURCE_TERMS_MAX = 4
 # A reader catches up inline with at most this many changes; past that it leaves the work to the
 # writer (`jezero run` syncs after writing, `jezero reindex` rebuilds) and FTS5 answers meanwhile.
 READER_CATCH_UP = 2000
@@ -142,12 +155,25 @@ def trigrams(text: str) -> list[str]:
     return [s[i:i + 3] for i in range(len(s) - 2)]
 
 
+def any_term(schema, field: str, values) -> tantivy.Query:
+    """Items whose `field` holds one of `values` (raw terms; none: nothing), for a filter: a term
+    query, an OR of them up to SOURCE_TERMS_MAX, else a term set (see SOURCE_TERMS_MAX)."""
+    values = list(dict.fromkeys(values))
+    if not values:
+        return tantivy.Query.empty_query()
+    if len(values) == 1:
+        return tantivy.Query.term_query(schema, field, values[0])
+    if len(values) <= SOURCE_TERMS_MAX:
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, field, v))
+                                            for v in values])
+    return tantivy.Query.term_set_query(schema, field, values)
+
+
 def source_filters(schema, sources, source) -> list:
     """The key's source patterns (already expanded to names; empty: nothing) and the one asked for."""
     out = []
     if sources is not None:
-        out.append(tantivy.Query.term_set_query(schema, "f_source", list(sources)) if sources
-                   else tantivy.Query.empty_query())
+        out.append(any_term(schema, "f_source", sources))
     if source is not None:
         out.append(tantivy.Query.term_query(schema, "f_source", source))
     return out
@@ -606,11 +632,15 @@ class TantivyIndex(DerivedIndex):
         self.tokenizers = {_WORDS: self.words}
         self.pairs = WordPairs(self.words)
         self.use_pairs = True  # the benchmark turns it off to measure what the pairs gain
+        # A held word's substring only up to this many items holding it (None: any, as before
+        # 2026-12-01; the benchmark sets that to measure the change).
+        self.substring_word_rows: int | None = SUBSTRING_WORD_ROWS
         self._messages = None
         self._messages_lock = threading.Lock()
-        # (searcher, {(term text, use_pairs): its tantivy query or None}): a term's query depends
-        # only on the index state (the doc_freqs that choose words, phrase or substring), so it is
-        # built once per state (analysis and 5-15 doc_freq calls a term), not once per search.
+        # (searcher, {(term text, use_pairs, substring_word_rows): its tantivy query or None}): a
+        # term's query depends only on the index state (the doc_freqs that choose words, phrase or
+        # substring), so it is built once per state (analysis and 5-15 doc_freq calls a term), not
+        # once per search.
         self._term_queries: tuple = (None, {})
 
     @property
@@ -675,7 +705,7 @@ class TantivyIndex(DerivedIndex):
             cached = self._term_queries = (searcher, {})
         built = cached[1]
         for term in request.terms:
-            key = (term.text, self.use_pairs)
+            key = (term.text, self.use_pairs, self.substring_word_rows)
             q = built.get(key, _UNBUILT)
             if q is _UNBUILT:
                 q = self._term_query(searcher, term.text)
@@ -695,11 +725,12 @@ class TantivyIndex(DerivedIndex):
 
     def _term_query(self, searcher, text: str):
         """One term: its words (one word, or a phrase of them, stemmed) and, weighted lower, the
-        term as a substring (a phrase of its trigrams); only the substring when the index does
-        not hold all its words."""
+        term as a substring (a phrase of its trigrams) when its words are rare; only the
+        substring when the index does not hold all its words (a fragment, a word no item has)."""
         words = self.words.analyze(text)
         wq = None
-        if words and all(searcher.doc_freq("words", w) for w in words):
+        held = [searcher.doc_freq("words", w) for w in words]
+        if words and all(held):
             wq = (tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
                   else self._phrase(words))
         grams = trigrams(text)
@@ -707,6 +738,8 @@ class TantivyIndex(DerivedIndex):
             return wq
         if wq is not None and len(grams) < SUBSTRING_MIN_GRAMS:
             return wq
+        if wq is not None and self.substring_word_rows is not None and max(held) > self.substring_word_rows:
+            return wq  # the words field answers a word this common (SUBSTRING_WORD_ROWS)
         freqs = [searcher.doc_freq("tri", g) for g in set(grams)]
         if min(freqs) == 0:
             return wq

@@ -24,7 +24,7 @@ import apsw
 import tantivy
 
 from jezero.plugin import MessageRequest
-from jezero_index_tantivy.index import DerivedIndex, micros, source_filters
+from jezero_index_tantivy.index import DerivedIndex, any_term, micros, source_filters
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
 FORMAT = 2
@@ -331,8 +331,7 @@ class MessageIndex(DerivedIndex):
     def _narrow(self, request: MessageRequest) -> list:
         out = source_filters(self.schema, request.sources, request.source)
         if request.projects is not None:
-            out.append(tantivy.Query.term_set_query(self.schema, "f_project", list(request.projects))
-                       if request.projects else tantivy.Query.empty_query())
+            out.append(any_term(self.schema, "f_project", request.projects))
         return out
 
     def _broad(self, request: MessageRequest) -> list:
