@@ -57,7 +57,7 @@ def test_a_rewritten_item_is_scored_from_its_new_text(tmp_path):
     with Store(path) as store:
         assert store.write([revision]) == [ids[1]]  # the same item, rewritten in place
     warm = placed()
-    current._caches.clear()
+    current.forget()
     assert warm == placed()
     assert warm[0][1]["subject_share"] != before[0][1]["subject_share"]  # scored from the new text
     conn.close()
@@ -72,7 +72,7 @@ def test_the_cached_rule_answers_as_a_fresh_one(tmp_path):
     warm = [[(h["id"], h["score"]) for h in search(conn, q, now=NOW)] for q in queries * 2]
     cold = []
     for q in queries * 2:
-        current._caches.clear()
+        current.forget()
         cold.append([(h["id"], h["score"]) for h in search(conn, q, now=NOW)])
     assert warm == cold
     conn.close()

@@ -1,6 +1,8 @@
 """A stand-in connector for the load benchmark: keeps writing new items into the library, through
 the same `Store.write` as the pipeline, until it is told to stop (SIGTERM or SIGINT). Prints a
-JSON line with what it wrote when it ends.
+JSON line with what it wrote when it ends. With a derived index engine it follows the library as
+`jezero run` does (jezero.store.engines.follower): each write's index update made right after its
+commit, holding the index's catch-up lock across both, so the server's readers do not apply it.
 
     python benchmarks/load/writer.py LIBRARY --batch 5 --interval 0.2
 """
@@ -61,11 +63,17 @@ def main() -> None:
             slowest = max(slowest, time.perf_counter() - t0)
             written += len(items)
             commits += 1
-            time.sleep(args.interval)
+            # on a fixed schedule (a write every `interval`), however long a write and its index
+            # update took: the readers meet the same rate of commits whatever the writer does
+            time.sleep(max(0.0, started + commits * args.interval - time.monotonic()))
     elapsed = time.monotonic() - started
+    stats = getattr(follow, "stats", None) or {}
     print(json.dumps({"items_written": written, "commits": commits, "seconds": round(elapsed, 1),
                       "items_per_second": round(written / elapsed, 1) if elapsed else 0,
-                      "slowest_commit_ms": round(slowest * 1e3, 1)}), flush=True)
+                      "slowest_commit_ms": round(slowest * 1e3, 1),
+                      # writes whose index update the writer made holding the catch-up lock, and
+                      # writes it left to the readers (engines.follower)
+                      "index_held": stats.get("holds"), "index_skipped": stats.get("skipped")}), flush=True)
 
 
 if __name__ == "__main__":

@@ -263,16 +263,34 @@ CACHED_ANSWERS = 20_000
 _POSITIVE_WEIGHTS = all(w > 0 for w in bm25.WEIGHTS)
 
 
-class _StateCache:
-    def __init__(self, seq: int | None = None) -> None:
-        self.seq = seq  # the library's last change number when the state was first seen (None: unknown)
-        self.rows: dict[int, tuple | None] = {}  # id -> (rare.Row, folded text NUL-joined) / None: no row
-        self.columns: dict[int, list | None] = {}  # id -> the indexed columns (tokenizers rare.py cannot fold)
-        self.atoms: dict[int, list[str]] = {}  # id -> the texts of its SUBJECT_ATOMS atoms
-        self.subjects: dict[tuple, list] = {}  # (id, title?, title text) -> its subject's terms
-        self.idfs: dict[tuple, float] = {}  # term key -> IDF from the sample
-        self.scores: dict[tuple, dict[int, float]] = {}  # (terms, idfs) -> {id: relevance}
-        self.distinct: dict[tuple, list] = {}  # distinctive_terms' answers
+class _Items:
+    """The items' indexed texts as read (rows, columns, atoms, subjects), shared by every state of
+    one library: they depend on an item's own text only, so an entry stands for every state in
+    which its item has not changed since it was read. `changed` holds the latest change number
+    of each item changed since `head` was first taken (the library's change log, read once per
+    new state: a few rows), so a commit costs the readers nothing but the items it wrote. (Until
+    2026-12-01 each new state copied the previous state's texts of unchanged items: 4.8% of a
+    search's samples with a writer committing five times a second, benchmarks/load/README.md.)"""
+
+    def __init__(self, head: int) -> None:
+        self.head = head  # every change after this number is in `changed`
+        self.changed: dict[int, int] = {}
+        self.lock = threading.Lock()
+        self.rows: dict[int, tuple] = {}  # id -> (read at, (rare.Row, folded text NUL-joined) / None: no row)
+        self.columns: dict[int, tuple] = {}  # id -> (read at, the indexed columns / None)
+        self.atoms: dict[int, tuple] = {}  # id -> (read at, the texts of its SUBJECT_ATOMS atoms)
+        self.subjects: dict[tuple, tuple] = {}  # (id, title?, title text) -> (read at, its subject's terms)
+
+    def advance(self, conn: apsw.Connection, head: int) -> None:
+        """Learn the changes up to `head` (the change number a new state was first seen at)."""
+        with self.lock:
+            if head <= self.head:
+                return
+            top = self.head
+            for item_id, seq in conn.execute("SELECT item_id, seq FROM item_changes WHERE seq > ?", (self.head,)):
+                self.changed[item_id] = seq
+                top = max(top, seq)
+            self.head = max(top, head)
 
     def trim(self) -> None:
         # Racing threads may both clear: either way the cache is only emptied, never wrong.
@@ -280,21 +298,85 @@ class _StateCache:
             self.rows.clear()
             self.columns.clear()
             self.atoms.clear()
-        for d in (self.subjects, self.idfs, self.scores, self.distinct):
+        if len(self.subjects) > CACHED_ANSWERS:
+            self.subjects.clear()
+
+
+class _Kept:
+    """One table of _Items as a state at change number `seq` sees it (a mapping): an entry read
+    at change number r is valid there when its item's latest change is at most min(r, seq), i.e.
+    the item's text was the same when it was read and in this state."""
+
+    __slots__ = ("items", "table", "seq", "of")
+
+    def __init__(self, items: _Items, table: dict, seq: int, of=None) -> None:
+        self.items, self.table, self.seq, self.of = items, table, seq, of
+
+    def get(self, key, default=None):
+        found = self.table.get(key)
+        if found is None:
+            return default
+        read, value = found
+        item_id = key if self.of is None else key[0]
+        if self.items.changed.get(item_id, 0) > min(read, self.seq):
+            return default
+        return value
+
+    def __contains__(self, key) -> bool:
+        return self.get(key, _MISSING) is not _MISSING
+
+    def __setitem__(self, key, value) -> None:
+        self.table[key] = (self.seq, value)
+
+    def setdefault(self, key, value):
+        if key not in self:
+            self[key] = value
+        return self.get(key)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+_MISSING = object()
+
+
+class _StateCache:
+    """What the rule computes for one index state (IDFs, relevance, distinctive terms), and the
+    items' texts it reads (_Items, shared with the library's other states when the state's change
+    number is known)."""
+
+    def __init__(self, seq: int | None = None, items: _Items | None = None) -> None:
+        self.seq = seq  # the library's last change number when the state was first seen (None: unknown)
+        if items is None or seq is None:
+            items, seq = _Items(0), 0  # this state's own
+        self.items = items
+        self.rows = _Kept(items, items.rows, seq)
+        self.columns = _Kept(items, items.columns, seq)
+        self.atoms = _Kept(items, items.atoms, seq)
+        self.subjects = _Kept(items, items.subjects, seq, of=True)
+        self.idfs: dict[tuple, float] = {}  # term key -> IDF from the sample
+        self.scores: dict[tuple, dict[int, float]] = {}  # (terms, idfs) -> {id: relevance}
+        self.distinct: dict[tuple, list] = {}  # distinctive_terms' answers
+
+    def trim(self) -> None:
+        # Racing threads may both clear: either way the cache is only emptied, never wrong.
+        self.items.trim()
+        for d in (self.idfs, self.scores, self.distinct):
             if len(d) > CACHED_ANSWERS:
                 d.clear()
 
 
 _caches: OrderedDict[tuple, _StateCache] = OrderedDict()
+_items: dict[tuple, _Items] = {}  # (library file, tokenizer) -> its items' texts
 _caches_lock = threading.Lock()
 
 
 def _cache_for(conn: apsw.Connection, index: stats.IndexStats, tokenizer: str) -> _StateCache:
-    """The cache of this index state (a private one when the state cannot be identified). A new
-    state takes over the previous state's texts (rows, atoms, subjects) of the items no write
-    touched since (the library's change log says which): a connector committing every few
-    seconds otherwise made the rule read and parse its hits again after every commit. What
-    depends on the whole index (IDFs, averages, relevance) starts over."""
+    """The cache of this index state (a private one when the state cannot be identified). The
+    items' texts (rows, atoms, subjects) are the library's (_Items), valid in every state where
+    their item has not changed since they were read: a connector committing every few seconds
+    otherwise made the rule read and parse its hits again after every commit. What depends on
+    the whole index (IDFs, averages, relevance) starts over with each state."""
     if index.token is None or not index.library:
         return _StateCache()
     key = (index.library, index.state, index.rows, index.tokens, tokenizer)
@@ -302,17 +384,37 @@ def _cache_for(conn: apsw.Connection, index: stats.IndexStats, tokenizer: str) -
         cache = _caches.get(key)
         if cache is not None:
             _caches.move_to_end(key)
-        previous = next((c for k, c in reversed(_caches.items()) if k[0] == key[0] and k[4] == tokenizer), None)
+            items = None
+        else:
+            items = _items.get((index.library, tokenizer))
     if cache is None:
-        cache = _StateCache(_change_number(conn))
-        if previous is not None and previous.seq is not None and cache.seq is not None and previous.seq <= cache.seq:
-            _carry_over(conn, previous, cache)
+        seq = _change_number(conn)
+        if seq is not None:
+            if items is None or seq < items.head:
+                # new, or a state older than one seen (a thread on an older snapshot; a library
+                # replaced by an older copy): texts start over rather than guess
+                items = _Items(seq)
+            else:
+                try:
+                    items.advance(conn, seq)
+                except apsw.Error:
+                    items = _Items(seq)
+        cache = _StateCache(seq, items)
         with _caches_lock:
             cache = _caches.setdefault(key, cache)
+            if cache.seq is not None:
+                _items[(index.library, tokenizer)] = cache.items
             while len(_caches) > CACHED_STATES:
                 _caches.popitem(last=False)
     cache.trim()
     return cache
+
+
+def forget() -> None:
+    """Drop every state's cache and the items' texts (tests: a cold start)."""
+    with _caches_lock:
+        _caches.clear()
+        _items.clear()
 
 
 def _change_number(conn: apsw.Connection) -> int | None:
@@ -321,17 +423,6 @@ def _change_number(conn: apsw.Connection) -> int | None:
     except apsw.Error:
         return None
     return head.seq if head is not None else None
-
-
-def _carry_over(conn: apsw.Connection, previous: _StateCache, cache: _StateCache) -> None:
-    """Copy into `cache` what `previous` read of the items unchanged since its change number. An
-    item read after a later write (the reads of a search are not one snapshot) has a change number
-    above previous.seq, so it is left behind too: only text of an unchanged item is carried."""
-    changed = {r[0] for r in conn.execute("SELECT item_id FROM item_changes WHERE seq > ?", (previous.seq,))}
-    for mine, theirs in ((cache.rows, previous.rows), (cache.columns, previous.columns),
-                         (cache.atoms, previous.atoms)):
-        mine.update((i, v) for i, v in list(theirs.items()) if i not in changed and v is not None)
-    cache.subjects.update((k, v) for k, v in list(previous.subjects.items()) if k[0] not in changed)
 
 
 class _Texts:

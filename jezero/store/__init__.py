@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -176,6 +177,17 @@ class StoreStatements:
                                (source, session_id))
         return [r[0] for r in rows]
 
+    def _holding(self) -> ExitStack:
+        """Entered around a write's transaction: each after_write listener's `hold`, if it has one
+        (a derived index's follower, jezero.store.engines.follower, holds the index's catch-up
+        lock across the commit and brings the index in step before it lets go)."""
+        stack = ExitStack()
+        for listener in self.after_write:
+            hold = getattr(listener, "hold", None)
+            if hold is not None:
+                stack.enter_context(hold())
+        return stack
+
     def _written(self) -> None:
         for listener in self.after_write:
             try:
@@ -197,7 +209,7 @@ class StoreStatements:
         values = {k: fields[k] for k in self.SUMMARY_FIELDS}
         values["questions"] = json.dumps(values["questions"], ensure_ascii=False)
         values["atoms"] = json.dumps(values["atoms"], ensure_ascii=False)
-        with self.db:
+        with self._holding(), self.db:
             row = self.db.execute("SELECT project FROM items WHERE id=?", (item_id,)).fetchone()
             if not row:
                 raise StoreError(f"no item {item_id}")
@@ -294,7 +306,7 @@ class Store(StoreStatements):
         items = list(items)
         # Embedded before the transaction opens: the model's work holds no lock.
         prepared = self.vectors.prepare_records(items) if self.vectors is not None and items else None
-        with self.db:
+        with self._holding(), self.db:
             for call in calls:
                 self.record_call(**call)
             for uid in delete_uids:
@@ -356,7 +368,7 @@ class Store(StoreStatements):
 
     def set_project(self, item_id: int, project: str | None) -> None:
         """Retag one item (and its index row) without touching anything else."""
-        with self.db:
+        with self._holding(), self.db:
             row = self.db.execute(
                 "SELECT title, summary, questions, atoms FROM items WHERE id=?", (item_id,)
             ).fetchone()

@@ -17,8 +17,10 @@ returns None and FTS5 answers this query.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -200,20 +202,47 @@ def sync(engine: str, library: str | Path, *, rebuild: bool = False) -> int | No
     return found.catch_up(rebuild=rebuild)
 
 
-# A writer brings the index in step after a write at most this often (a tantivy commit costs
-# 50-180 ms, mostly its fsync, against a few ms for the write it follows); readers catch up with
+# A writer brings the index in step after a write at most this often when it cannot hold the
+# index's catch-up lock across its commits (an engine without `holding`); readers catch up with
 # what lies between, and the run's end syncs what is left.
 FOLLOW_INTERVAL_S = 2.0
+# A follower that holds the index's lock across each write (see follower) spends at most this
+# share of the wall clock's time on the index's updates, with at most FOLLOW_BURST_S of CPU saved
+# up while idle.
+FOLLOW_SHARE = 0.5
+FOLLOW_BURST_S = 1.0
 
 
 def follower(engine: str, library: str | Path, interval: float = FOLLOW_INTERVAL_S):
     """A Store.after_write listener that keeps the engine's index near the library while a run
-    writes; None for FTS5. Raises nothing a write would see (Store logs a failure)."""
+    writes; None for FTS5. Raises nothing a write would see (Store logs a failure).
+
+    With an engine that can hold its catch-up lock across a write (`holding`, the tantivy
+    engine), the listener also has a `hold` that Store enters around each write's transaction:
+    the index is brought in step right after the library's commit, and meanwhile a reader that
+    sees the new head answers from the state before instead of applying the change itself
+    (jezero_index_tantivy/README.md). That costs the writer an index update per write (30-60 ms
+    of CPU at 100k items). So that a backfill writing back to back is not slowed down more than
+    that, the updates may take at most FOLLOW_SHARE of the writer's time (a budget of CPU that
+    builds up with the clock, at most FOLLOW_BURST_S): a write past it is not held, readers
+    catch up with it, and the next held write brings the index in step (at least every
+    `interval`).
+    """
     if not engine or engine == BUILTIN:
         return None
     last = [0.0]
+    found = engine_for(engine, library)
+    holding = getattr(found, "holding", None)
+    # the CPU budget left for updates and when it was counted; when the last update ended;
+    # whether the write just made went through `hold` (a store that enters it); writes held
+    # and skipped
+    held = {"budget": FOLLOW_BURST_S, "at": time.monotonic(), "ended": float("-inf"), "seen": False, "holds": 0,
+            "skipped": 0}
 
     def follow() -> None:
+        if held["seen"]:
+            held["seen"] = False
+            return  # the hold applied it, or left it to the readers and the next write
         now = time.monotonic()
         if now - last[0] >= interval:
             last[0] = now
@@ -225,4 +254,36 @@ def follower(engine: str, library: str | Path, interval: float = FOLLOW_INTERVAL
                 # a reader or the run's final sync applies them (this was a warning per write).
                 log.debug("index not followed after this write: %s", e)
 
+    @contextmanager
+    def hold():
+        held["seen"] = True
+        now = time.monotonic()
+        held["budget"] = min(FOLLOW_BURST_S, held["budget"] + FOLLOW_SHARE * (now - held["at"]))
+        held["at"] = now
+        if held["budget"] <= 0 and now - held["ended"] < interval:
+            held["skipped"] += 1  # readers catch up; the next held write brings the index in step
+            yield
+            return
+        try:
+            guard = holding()
+            guard.__enter__()
+        except Exception as e:  # the write goes on; readers catch up
+            log.warning("search index not held for this write: %s", e)
+            yield
+            return
+        try:
+            yield
+        except BaseException:
+            held["seen"] = False  # no write was made
+            guard.__exit__(*sys.exc_info())
+            raise
+        started = time.process_time()  # CPU, this process's threads (the merges): not the fsync
+        guard.__exit__(None, None, None)
+        held["ended"] = time.monotonic()
+        held["budget"] -= time.process_time() - started
+        held["holds"] += 1
+
+    if holding is not None:
+        follow.hold = hold
+        follow.stats = held
     return follow

@@ -128,9 +128,9 @@ def test_far_behind_is_checked_again_only_when_the_library_or_the_index_moves(tm
     attempts = []
     real = MessageIndex._apply
 
-    def counted(self, rebuild, limit):
+    def counted(self, rebuild, limit, *pending):
         attempts.append(limit)
-        return real(self, rebuild, limit)
+        return real(self, rebuild, limit, *pending)
 
     monkeypatch.setattr(MessageIndex, "_apply", counted)
     with open_readonly(library) as conn:

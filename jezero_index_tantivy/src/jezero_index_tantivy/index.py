@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 import unicodedata
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -64,6 +66,10 @@ SOURCE_TERMS_MAX = 4
 # writer (`jezero run` syncs after writing, `jezero reindex` rebuilds) and FTS5 answers meanwhile.
 READER_CATCH_UP = 2000
 WRITER_HEAP = 64_000_000  # bytes, split over the writer's threads
+REBUILD_HEAP = 300_000_000  # a rebuild in parts (DerivedIndex.rebuild_part), one thread
+# A writer that holds the catch-up lock waits this long at most for the index's own writer, which
+# the process that applied the change before may hold while it waits for its merges.
+WRITER_WAIT_S = 60.0
 SPACE = "\u2581"  # stands for white space inside a trigram (the field's tokenizer splits on spaces)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -243,9 +249,24 @@ class DerivedIndex:
     process, thread-safe). The items index and the messages index (messages.py) are two of them:
     each records, in the same tantivy commit as its documents, the change number it applied, so
     that each can be behind, catch up or be rebuilt on its own, and neither answers from a state
-    the library never had. Subclasses say what a document is (`_add_all`, `_replace`)."""
+    the library never had. Subclasses say what a document is (`_add_all`, `_replace`).
+
+    Who applies a change: whoever holds the index's catch-up lock (`_locked`: a thread lock for
+    this process, a file lock beside the folder for the others). A writer that follows the
+    library (`holding`: `jezero run`, the load benchmark's writer) takes it before its library
+    commit and gives it back once the index has the change, so a reader that sees the new head
+    while the index lacks it always finds the lock taken and answers from the state before (which
+    the library had) instead of applying the change itself; a reader applies a change only when
+    nobody holds the lock (no writer follows, or it died between its two commits)."""
 
     tokenizers: dict = {}
+    # A rebuild commits its documents in parts of at least this many (one segment each): tantivy's
+    # merge policy keeps every segment under ~10,000 documents in one level and merges that level
+    # whenever it holds 8, so a rebuild's small leftovers (4 segments, 8,100 of 100k items: the
+    # last block of each writer thread) were merged again with the new small segments every 7
+    # catch-ups, 1.0-1.35 s of CPU each at 5-item commits (benchmarks/load/README.md, 2026-12-01).
+    # None: one commit, as many threads as tantivy chooses.
+    rebuild_part: int | None = 20_000
 
     @property
     def reader_catch_up(self) -> int:
@@ -257,6 +278,7 @@ class DerivedIndex:
         self.folder = folder
         self.schema = schema
         self._lock = threading.Lock()
+        self._file_lock = _FileLock(Path(str(folder) + ".lock"))  # the other processes'
         self._index: tantivy.Index | None = None
         # (searcher, the change number its commit records), replaced as one: a reader must never
         # pair a searcher with another commit's number.
@@ -267,6 +289,7 @@ class DerivedIndex:
         # open a connection and count the changes again each (4% of the server's samples while
         # the benchmark's messages index was missing).
         self._behind_at: tuple | None = None
+        self._settling: threading.Thread | None = None  # waiting for the last update's merges
 
     def _add_all(self, writer, conn: apsw.Connection) -> int:
         raise NotImplementedError
@@ -307,20 +330,95 @@ class DerivedIndex:
             self._refresh()
         return self._state
 
+    @contextmanager
+    def _locked(self, blocking: bool):
+        """The index's catch-up lock, this process's and the other processes'; yields whether it
+        was had (always, when blocking)."""
+        if not self._lock.acquire(blocking=blocking):
+            yield False
+            return
+        try:
+            if not self._file_lock.acquire(blocking):
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                self._file_lock.release()
+        finally:
+            self._lock.release()
+
     def catch_up(self, rebuild: bool = False, limit: int | None = None) -> int:
         """Apply the library's changes the index lacks, in one tantivy commit that also records
         the change number reached (so the commit and its number cannot part). Rebuilds from
         every item when asked, when the index is new, or when it was built from another library
         (or from a later state: a library restored from a copy). Returns the documents written,
         or -1 when more than `limit` changed items would be needed. Raises ValueError when
-        another process holds the index's writer."""
-        with self._lock:
-            return self._apply(rebuild, limit)
+        another process holds the index's writer for more than WRITER_WAIT_S (a catch-up of its
+        own holds the lock too, so it is only waiting for its merges)."""
+        self._wait_settled()
+        with self._locked(blocking=True):
+            return self._apply_waiting(rebuild, limit)
 
-    def _apply(self, rebuild: bool, limit: int | None) -> int:
-        """catch_up with the lock held. It waits for the segment merges its commit starts: without
-        them every catch-up adds a segment, and each next one cost more (37 ms of CPU at 10
-        segments, 850 ms at 34, on 3,000 items; 33-35 ms throughout with the merges)."""
+    def _held(self) -> list["DerivedIndex"]:
+        """The indexes a writer's hold covers (TantivyIndex: its messages index too)."""
+        return [self]
+
+    @contextmanager
+    def holding(self):
+        """For a writer: held across its library commit (the body) and the index's update after
+        it. Every index of `_held` is locked first (waiting for a catch-up under way), so a
+        reader that meanwhile sees the library's new head finds a catch-up under way and answers
+        from the state before; when the body returns, the writer applies the change and lets go.
+        The merges that the index commit starts are waited for after the lock is released, in a
+        thread of their own (the next hold waits for them first): neither the readers nor the
+        writer's next library commit wait for them. An update that fails is logged (a reader
+        catches up)."""
+        held = self._held()
+        for index in held:
+            index._wait_settled()
+        pending: list = []
+        with ExitStack() as stack:
+            for index in held:
+                stack.enter_context(index._locked(blocking=True))
+            yield
+            # The indexes' commits at once (a tantivy commit is mostly its fsync, and lets go of
+            # the GIL): a write is then followed in about one commit's time, not two.
+            threads = [threading.Thread(target=index._apply_as_writer, args=(pending,), daemon=True)
+                       for index in held[1:]]
+            for thread in threads:
+                thread.start()
+            held[0]._apply_as_writer(pending)
+            for thread in threads:
+                thread.join()
+        self._settle_later(pending)
+
+    def _apply_as_writer(self, pending: list) -> None:
+        """_apply for the writer holding the lock (_apply_waiting); a failure is logged."""
+        try:
+            self._apply_waiting(False, None, pending)
+        except Exception as e:  # the library's commit stands; a reader or the next write applies it
+            log.warning("%s not brought in step after a write (%s: %s); readers catch up",
+                        self.folder, type(e).__name__, e)
+
+    def _apply_waiting(self, rebuild: bool, limit: int | None, pending: list | None = None) -> int:
+        """_apply with the lock held, waiting (up to WRITER_WAIT_S) for the index's own writer
+        while another process still holds it to wait for its merges."""
+        deadline = time.monotonic() + WRITER_WAIT_S
+        while True:
+            try:
+                return self._apply(rebuild, limit, pending)
+            except ValueError as e:
+                if "change log" in str(e) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
+
+    def _apply(self, rebuild: bool, limit: int | None, pending: list | None = None) -> int:
+        """catch_up with the lock held. The commit starts segment merges, which must be waited
+        for: without them every catch-up adds a segment, and each next one cost more (37 ms of CPU
+        at 10 segments, 850 ms at 34, on 3,000 items; 33-35 ms throughout with the merges). With
+        `pending`, the tantivy writer is added to it instead, for the caller to wait for once it
+        has let the lock go (_settle)."""
         index = self._open(create=True)
         self._refresh()  # another process may have moved it on since this one last looked
         conn = open_readonly(self.library)
@@ -342,11 +440,14 @@ class DerivedIndex:
                 count = len(changed)
             if limit is not None and count > limit:
                 return -1
-            writer = index.writer(heap_size=WRITER_HEAP, num_threads=0 if full else 1)
+            # A rebuild in parts (rebuild_part) writes in one thread: a part is then one segment.
+            parted = full and self.rebuild_part is not None
+            writer = index.writer(heap_size=REBUILD_HEAP if parted else WRITER_HEAP,
+                                  num_threads=1 if parted or not full else 0)
             try:
                 if full:
                     writer.delete_all_documents()
-                    written = self._add_all(writer, conn)
+                    written = self._add_all(_Parts(writer, count, self.rebuild_part) if parted else writer, conn)
                 else:
                     written = sum(self._replace(writer, conn, item_id) for item_id in changed)
                 writer.delete_documents_by_term("kind", "state")
@@ -355,10 +456,13 @@ class DerivedIndex:
                 state.add_text("state", json.dumps({"library": head.library, "seq": head.seq}))
                 writer.add_document(state)
                 writer.commit()
-                writer.wait_merging_threads()
             except BaseException:
                 writer.rollback()
                 raise
+            if pending is None:
+                writer.wait_merging_threads()
+            else:
+                pending.append(writer)
         finally:
             try:
                 conn.execute("COMMIT")
@@ -378,38 +482,57 @@ class DerivedIndex:
         cannot be had now (FTS5 answers).
 
         A search never waits for a catch-up already under way, in another thread or another
-        process (the writer's follower): it answers from the state before it, which the library
-        had, as long as that is at most `reader_catch_up` changes behind. Under a writer that
-        commits several times a second, waiting made every search queue behind a tantivy commit
-        (benchmarks/load/README.md)."""
+        process (a writer holding the lock across its commit, see `holding`): it answers from the
+        state before it, which the library had, as long as that is at most `reader_catch_up`
+        changes behind. Under a writer that commits several times a second, waiting made every
+        search queue behind a tantivy commit (benchmarks/load/README.md)."""
         searcher, applied = self._current()
         if _covers(applied, head):
             return searcher
-        if not self._lock.acquire(blocking=False):
-            return self._before(searcher, applied, head)
-        try:
+        pending: list = []
+        with self._locked(blocking=False) as had:
+            if not had:
+                return self._before(searcher, applied, head)
             if self._index is not None:
-                self._refresh()  # another process may have caught up already
+                self._refresh()  # the writer (or another process) may have caught up already
                 searcher, applied = self._state
                 if _covers(applied, head):
                     return searcher
             if self._behind_at == (head, applied):
                 return None
             try:
-                if self._apply(False, self.reader_catch_up) < 0:
+                if self._apply(False, self.reader_catch_up, pending) < 0:
                     self._behind_at = (head, self._state[1])
                     if not self._told_behind:  # once per process, not once per search
                         self._told_behind = True
                         log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile",
                                     self.folder)
                     return None
-            except ValueError as e:  # another process holds the writer: it is catching up
+            except ValueError as e:  # the process that applied the last change is still merging
                 log.debug("tantivy index busy (%s); answering from the state before", e)
                 return self._before(searcher, applied, head)
-        finally:
-            self._lock.release()
+        # After letting go of the lock: a search meanwhile answers from this new state. The merges
+        # are still waited for here, so that the index's writer is free again when the search
+        # returns (another process's catch_up, a test holding the writer).
+        _settle(pending)
         searcher, applied = self._current()
         return searcher if _covers(applied, head) else None
+
+    def _settle_later(self, pending: list) -> None:
+        """Wait for the merges of the tantivy writers in `pending` (see _apply) in a thread (the
+        wait lets go of the GIL), so that the search or the write that made them goes on."""
+        if not pending:
+            return
+        thread = threading.Thread(target=_settle, args=(pending,), name=f"merges {self.folder.name}", daemon=True)
+        thread.start()
+        self._settling = thread
+
+    def _wait_settled(self) -> None:
+        """Before taking the index's writer on purpose (a writer's update, a catch_up): the merges
+        left by this process's last update are done, so the writer is free."""
+        thread = self._settling
+        if thread is not None:
+            thread.join()
 
     def _before(self, searcher, applied: Head | None, head: Head):
         """The searcher of an older state of this library while someone else catches up, or None
@@ -418,6 +541,85 @@ class DerivedIndex:
                 and applied.seq <= head.seq and head.seq - applied.seq <= self.reader_catch_up):
             return searcher
         return None
+
+
+class _FileLock:
+    """An exclusive lock between processes: flock (Windows: msvcrt.locking) on a file beside the
+    index's folder, so that deleting the folder keeps it. The file holds nothing and stays; it
+    is open only while the lock is held or tried, and a process that dies lets go of it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd: int | None = None
+
+    def acquire(self, blocking: bool) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if os.name == "nt":  # pragma: no cover - no Windows runner here
+                import msvcrt
+
+                while True:
+                    try:
+                        os.lseek(fd, 0, os.SEEK_SET)
+                        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                        break
+                    except OSError:
+                        if not blocking:
+                            os.close(fd)
+                            return False
+                        time.sleep(0.005)
+            else:
+                import fcntl
+
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+                except BlockingIOError:
+                    os.close(fd)
+                    return False
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return True
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is None:
+            return
+        try:
+            if os.name == "nt":  # pragma: no cover
+                import msvcrt
+
+                os.lseek(fd, 0, os.SEEK_SET)
+                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        finally:
+            os.close(fd)  # (flock: closing the descriptor lets go of the lock)
+
+
+class _Parts:
+    """A rebuild's tantivy writer that commits after each part of its `count` documents, so that
+    each part is one segment of at least `size` documents (`count // size` parts, the same size
+    each). The parts carry no state document (the rebuild deleted it): a reader that opens the
+    index meanwhile finds no state and FTS5 answers, as for an index not built yet; a crash
+    meanwhile leaves no state either, and the next catch-up rebuilds."""
+
+    def __init__(self, writer, count: int, size: int):
+        self.writer = writer
+        self.added = 0
+        parts = max(1, count // size)
+        self.ends = {count * k // parts for k in range(1, parts)}
+
+    def add_document(self, doc) -> None:
+        self.writer.add_document(doc)
+        self.added += 1
+        if self.added in self.ends:
+            self.writer.commit()
+
+
+def _settle(pending: list) -> None:
+    """Wait for the merges of the tantivy writers in `pending` (see DerivedIndex._apply)."""
+    while pending:
+        pending.pop().wait_merging_threads()
 
 
 class TantivyIndex(DerivedIndex):
@@ -456,6 +658,9 @@ class TantivyIndex(DerivedIndex):
         written = super().catch_up(rebuild, limit)
         self.message_index.catch_up(rebuild, limit)
         return written
+
+    def _held(self) -> list[DerivedIndex]:
+        return [self, self.message_index]
 
     def message_matches(self, conn: apsw.Connection, request):
         return self.message_index.matches(conn, request)

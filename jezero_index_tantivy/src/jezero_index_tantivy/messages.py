@@ -102,6 +102,10 @@ def _document(row) -> tantivy.Document:
 class MessageIndex(DerivedIndex):
     """The messages of one library file, kept in step with its change log."""
 
+    # A rebuild in one commit with tantivy's threads: messages are many (~49 an item) and small,
+    # and the writer's heap already makes segments of many thousands of them.
+    rebuild_part = None
+
     @property
     def reader_catch_up(self) -> int:
         return READER_CATCH_UP
