@@ -43,8 +43,8 @@ def main() -> None:
     conns, opened = {}, []
     for name, engine in CONFIGS:
         pristine = bench.pristine_library(args.data, args.items, messages=name == "messages")
-        lib = bench.fresh_copy(pristine, args.data / f"cost-{name}-{engine}", bench.engine_index(pristine, engine))
-        reader = Library(lib).reader()
+        bench.engine_index(pristine, engine)
+        reader = Library(pristine).reader()  # read only: no copy needed (bench.py copies for its writer)
         conns[(name, engine)] = reader.__enter__()
         opened.append(reader)
     options = {e: SearchConfig(time_budget_ms=60_000, engine=e) for e in ("fts5", "tantivy")}
