@@ -32,6 +32,8 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=100_000)
     ap.add_argument("--data", type=Path, default=bench.HERE / "data")
     ap.add_argument("--searches", type=int, default=200)
+    ap.add_argument("--engine", action="append", choices=["fts5", "tantivy"], default=None,
+                    help="only this engine (repeatable; default both)")
     ap.add_argument("--profile-out", type=Path, default=None, help="write each engine's profile (top 40) here")
     args = ap.parse_args()
 
@@ -40,8 +42,10 @@ def main() -> None:
     from jezero.server.library import Library
 
     qs = bench.queries()[: args.searches]
+    chosen = args.engine or ["fts5", "tantivy"]
+    configs = [c for c in CONFIGS if c[1] in chosen]
     conns, opened = {}, []
-    for name, engine in CONFIGS:
+    for name, engine in configs:
         pristine = bench.pristine_library(args.data, args.items, messages=name == "messages")
         bench.engine_index(pristine, engine)
         reader = Library(pristine).reader()  # read only: no copy needed (bench.py copies for its writer)
@@ -50,7 +54,7 @@ def main() -> None:
     options = {e: SearchConfig(time_budget_ms=60_000, engine=e) for e in ("fts5", "tantivy")}
     # The fused search (bench.py's, the default) everywhere, and the items lane alone on the library
     # with messages: fused minus items is what the messages lane and the fusion add.
-    variants = [(c, None) for c in CONFIGS] + [(("messages", e), ("items",)) for e in ("fts5", "tantivy")]
+    variants = [(c, None) for c in configs] + [(("messages", e), ("items",)) for e in chosen]
 
     def run(variant, q, f) -> float:
         (name, engine), lanes = variant
@@ -74,7 +78,7 @@ def main() -> None:
                           "p50_cpu_ms": round(t[len(t) // 2], 2), "p99_cpu_ms": round(t[int(len(t) * 0.99)], 2),
                           "load_average_1m": round(os.getloadavg()[0], 2)}), flush=True)
 
-    for engine in ("fts5", "tantivy"):
+    for engine in chosen:
         conn = conns[("messages", engine)]
         prof = cProfile.Profile()
         prof.enable()
