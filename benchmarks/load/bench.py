@@ -42,6 +42,7 @@ sys.path.insert(0, str(HERE.parent / "search"))
 sys.path.insert(0, str(ROOT))
 
 import corpus  # noqa: E402  (benchmarks/search/corpus.py)
+import messages_corpus  # noqa: E402  (benchmarks/load/messages_corpus.py)
 
 KEYS = {"all": "jz_load-bench-all", "local": "jz_load-bench-local"}
 MODERN = "2026-07-28"
@@ -51,18 +52,28 @@ LEGACY = "2025-11-25"
 # -- the library and the config ----------------------------------------------------------------
 
 
-def pristine_library(data: Path, n: int) -> Path:
-    path = data / f"lib-{n}.sqlite3"
+def pristine_library(data: Path, n: int, messages: bool = True) -> Path:
+    """The library every run starts from, built once: `n` items, each with its session's messages
+    (messages_corpus.py, through Store.write as a connector writes them), or with `messages`
+    False the items alone (corpus.py: the library of the runs before 2026-12-01 18:00, whose
+    messages lane found nothing to read)."""
+    path = data / (f"lib-{n}-messages.sqlite3" if messages else f"lib-{n}.sqlite3")
     if not path.exists():
         data.mkdir(parents=True, exist_ok=True)
-        print(f"building {n} items into {path} (once) ...", file=sys.stderr)
-        t0 = time.perf_counter()
+        what = "items with their messages" if messages else "items"
+        print(f"building {n} {what} into {path} (once) ...", file=sys.stderr)
+        t0, cpu0 = time.perf_counter(), time.process_time()
         partial = path.with_suffix(".partial")
-        corpus.build(partial, n, progress=lambda k: print(f"  {k}", file=sys.stderr) if k % 20000 == 0 else None)
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(partial) + suffix).unlink(missing_ok=True)
+        every = 5000 if messages else 20000
+        progress = lambda k: print(f"  {k}", file=sys.stderr) if k % every == 0 else None  # noqa: E731
+        (messages_corpus if messages else corpus).build(partial, n, progress=progress)
         for suffix in ("-wal", "-shm"):
             Path(str(partial) + suffix).unlink(missing_ok=True)
         partial.rename(path)
-        print(f"built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        print(f"built in {time.perf_counter() - t0:.0f} s ({time.process_time() - cpu0:.0f} s CPU): "
+              f"{json.dumps(messages_corpus.sizes(path))}", file=sys.stderr)
     return path
 
 
@@ -424,6 +435,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=100_000)
     ap.add_argument("--data", type=Path, default=HERE / "data")
+    ap.add_argument("--no-messages", action="store_true",
+                    help="the library without messages (items alone), for comparison with the runs before")
     ap.add_argument("--clients", type=int, nargs="+", default=[10, 50])
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--warmup", type=float, default=3)
@@ -446,7 +459,7 @@ def main() -> None:
                          "PROFILE-<engine>-<clients>.txt (collapsed stacks, --nonblocking)")
     args = ap.parse_args()
 
-    pristine = pristine_library(args.data, args.items)
+    pristine = pristine_library(args.data, args.items, messages=not args.no_messages)
     qs = queries()
     protocol = LEGACY if args.legacy else MODERN
     results = []

@@ -1,0 +1,107 @@
+"""What the messages lane costs the load benchmark's searches: the query layer alone, one thread,
+no budget, on the library with messages and the one without (bench.py's two libraries, same items),
+both engines, every variant interleaved per search, median of 3 per search; then a cProfile of
+the fused search on the library with messages, per engine, and the messages lane's share of it.
+
+    nice -n 10 .venv/bin/python benchmarks/load/messages_cost.py --items 20000
+
+Times are CPU milliseconds of the calling thread (SQLite and tantivy run in it), so that waiting
+for a core on a shared machine does not count. The libraries are built by bench.py's code if
+missing (slow with messages: benchmarks/load/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import time
+from pathlib import Path
+
+import bench
+
+CONFIGS = [("messages", "fts5"), ("messages", "tantivy"), ("items-only", "fts5"), ("items-only", "tantivy")]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--items", type=int, default=100_000)
+    ap.add_argument("--data", type=Path, default=bench.HERE / "data")
+    ap.add_argument("--searches", type=int, default=200)
+    ap.add_argument("--engine", action="append", choices=["fts5", "tantivy"], default=None,
+                    help="only this engine (repeatable; default both)")
+    ap.add_argument("--profile-out", type=Path, default=None, help="write each engine's profile (top 40) here")
+    args = ap.parse_args()
+
+    from jezero.config import SearchConfig
+    from jezero.query import search
+    from jezero.server.library import Library
+
+    qs = bench.queries()[: args.searches]
+    chosen = args.engine or ["fts5", "tantivy"]
+    configs = [c for c in CONFIGS if c[1] in chosen]
+    conns, opened = {}, []
+    for name, engine in configs:
+        pristine = bench.pristine_library(args.data, args.items, messages=name == "messages")
+        bench.engine_index(pristine, engine)
+        reader = Library(pristine).reader()  # read only: no copy needed (bench.py copies for its writer)
+        conns[(name, engine)] = reader.__enter__()
+        opened.append(reader)
+    options = {e: SearchConfig(time_budget_ms=60_000, engine=e) for e in ("fts5", "tantivy")}
+    # The fused search (bench.py's, the default) everywhere, and the items lane alone on the library
+    # with messages: fused minus items is what the messages lane and the fusion add.
+    variants = [(c, None) for c in configs] + [(("messages", e), ("items",)) for e in chosen]
+
+    def run(variant, q, f) -> float:
+        (name, engine), lanes = variant
+        t = time.thread_time()
+        search(conns[(name, engine)], q, options=options[engine], **({"lanes": lanes} if lanes else {}), **f)
+        return (time.thread_time() - t) * 1e3
+
+    for q, f in qs[:20]:
+        for v in variants:
+            run(v, q, f)
+    times = {v: [] for v in variants}
+    for q, f in qs:
+        runs = {v: [run(v, q, f) for _ in range(3)] for v in variants}
+        for v in variants:
+            times[v].append(statistics.median(runs[v]))
+    for v in variants:
+        t = sorted(times[v])
+        (name, engine), lanes = v
+        print(json.dumps({"library": name, "engine": engine, "lanes": "items" if lanes else "fused",
+                          "searches": len(t), "mean_cpu_ms": round(statistics.mean(t), 2),
+                          "p50_cpu_ms": round(t[len(t) // 2], 2), "p99_cpu_ms": round(t[int(len(t) * 0.99)], 2),
+                          "load_average_1m": round(os.getloadavg()[0], 2)}), flush=True)
+
+    for engine in chosen:
+        conn = conns[("messages", engine)]
+        prof = cProfile.Profile()
+        prof.enable()
+        for q, f in qs:
+            search(conn, q, options=options[engine], **f)
+        prof.disable()
+        cum = {}
+        for (file, _, fn), (_, _, _, ct, _) in pstats.Stats(prof).stats.items():
+            short = f"{Path(file).parent.name}/{Path(file).name}:{fn}"
+            cum[short] = max(cum.get(short, 0.0), ct)
+        total = cum.get("query/search.py:search", 0.0)
+        parts = {k: cum.get(k, 0.0) for k in ("query/fused.py:message_lane", "query/search.py:items_lane",
+                                              "query/fused.py:fuse", "query/fused.py:current_first")}
+        print(json.dumps({"engine": engine, "profiled_searches": len(qs), "search_s": round(total, 2),
+                          **{f"share {k}": round(s / total, 3) for k, s in parts.items() if total}}), flush=True)
+        if args.profile_out:
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(40)
+            path = args.profile_out.with_name(f"{args.profile_out.stem}-{engine}{args.profile_out.suffix or '.txt'}")
+            path.write_text(out.getvalue())
+    for reader in opened:
+        reader.__exit__(None, None, None)
+
+
+if __name__ == "__main__":
+    main()
