@@ -73,18 +73,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def running(tmp_path):
-    library = tmp_path / "library.sqlite3"
+def sample_library(folder, last_title: str = "Stripe invoice webhook retries") -> Running:
+    """Four items from four sources in two projects, and a config with two keys: `laptop` reads
+    every source, `ci` the `agent-*` ones."""
+    library = folder / "library.sqlite3"
     with Store(library) as store:
         store.write([
             record(1, "claude-local", "shop", "Stripe webhook signature check", 0),
             record(2, "agent-ci", "shop", "Stripe webhook test on the CI runner", 1),
             record(3, "codex-local", "billing", "Invoice rounding", 2),
-            record(4, "agent-laptop", "billing", "Stripe invoice webhook retries", 3),
+            record(4, "agent-laptop", "billing", last_title, 3),
         ])
-    run = Running(base="", config=tmp_path / "config.toml", library=library)
+    run = Running(base="", config=folder / "config.toml", library=library)
     run.write_config(client_block("laptop", ["*"]), client_block("ci", ["agent-*"]))
+    return run
+
+
+@pytest.fixture
+def running(tmp_path):
+    run = sample_library(tmp_path)
     port = free_port()
     server = http_server(str(run.config), "127.0.0.1", port, log_level="warning")
     thread = threading.Thread(target=server.run, daemon=True)

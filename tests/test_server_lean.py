@@ -20,8 +20,7 @@ from device_support import wait_for
 from jezero.server import http_server
 from jezero.server.http import MAX_REQUEST_BYTES
 from jezero.server.lean import LeanToolCalls
-from jezero.store import Store
-from test_server_http import KEYS, Running, client_block, free_port, record, session
+from test_server_http import KEYS, free_port, sample_library, session
 
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN,
@@ -37,17 +36,7 @@ def anyio_backend():
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     """Two servers over one library: (with the shortcut, without it)."""
-    tmp = tmp_path_factory.mktemp("lean")
-    library = tmp / "library.sqlite3"
-    with Store(library) as store:
-        store.write([
-            record(1, "claude-local", "shop", "Stripe webhook signature check", 0),
-            record(2, "agent-ci", "shop", "Stripe webhook test on the CI runner", 1),
-            record(3, "codex-local", "billing", "Invoice rounding", 2),
-            record(4, "agent-laptop", "billing", "Stripe invoice webhook retries ünïcode", 3),
-        ])
-    run = Running(base="", config=tmp / "config.toml", library=library)
-    run.write_config(client_block("laptop", ["*"]), client_block("ci", ["agent-*"]))
+    run = sample_library(tmp_path_factory.mktemp("lean"), "Stripe invoice webhook retries ünïcode")
     servers, ports = [], []
     for lean in (True, False):
         port = free_port()

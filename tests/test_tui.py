@@ -76,7 +76,9 @@ def served(tmp_path_factory):
         assert proc.poll() is None and time.monotonic() < deadline, "jezero serve did not start"
         time.sleep(0.1)
     uploaded = laptop.client("upload", "--wait", script=plugin / "jezero_client.py")
-    assert uploaded.returncode == 0, uploaded.stderr
+    log = laptop.home / "upload.log"
+    assert uploaded.returncode == 0, (uploaded.stderr, log.read_text() if log.exists() else "no upload.log",
+                                      proc.poll())
     yield url + "/mcp", setup.key
     proc.terminate()
     proc.wait(15)
