@@ -260,7 +260,9 @@ class MessageIndex(DerivedIndex):
         messages); the newest lie in the last ids, so the search is bounded to an id range that
         should hold `limit` of them (from the term's share of the messages, spread over the ids
         in use), widened until it does or covers every id: 0.3 ms."""
-        top, bottom = conn.execute("SELECT max(id), min(id) FROM messages").fetchone()
+        # two subqueries: SQLite reads max() or min() alone from the end of the rowid B-tree, but
+        # both in one SELECT scan the whole table (60 ms at a million messages)
+        top, bottom = conn.execute("SELECT (SELECT max(id) FROM messages), (SELECT min(id) FROM messages)").fetchone()
         if top is None:
             return []
         total = max(searcher.num_docs, 1)
