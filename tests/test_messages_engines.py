@@ -245,6 +245,35 @@ def test_the_lane_reads_a_common_word_at_its_newest_messages(tmp_path, engine, m
     assert r.lane("kettle", project="p") == ["n1", "n0"]
 
 
+def test_the_lanes_work_for_a_common_word_does_not_grow_with_the_messages_it_skips(tmp_path, engine, monkeypatch):
+    """The newest matches of a common word are read from the ends of the indexes, never by a scan
+    of the messages table: the same matches among 40 times more other messages cost the lane the
+    same SQLite work (VM steps, which no machine's speed changes). A `max(id), min(id)` in one
+    SELECT scanned the whole table on every such read."""
+    import contextlib
+
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    used = []
+
+    @contextlib.contextmanager
+    def counted(conn, ms):
+        with budget(conn, ms) as b:
+            yield b
+        used.append(b.used)
+
+    budget = fused.budget
+    monkeypatch.setattr(fused, "budget", counted)
+    kettles = [session(f"n{i}", [("user", f"kettle note {i}"), ("assistant", "noted")], day=i) for i in range(8)]
+    steps = []
+    for others in (1, 40):
+        path = tmp_path / f"lib{others}.sqlite3"
+        write(path, [*kettles, *[session(f"f{i}", [("user", f"walnut {i} {j}") for j in range(100)], day=10 + i % 50)
+                                 for i in range(others)]])
+        assert Recaller(path, engine).lane("kettle") == ["n7", "n6", "n5"]
+        steps.append(used[-1])
+    assert steps[1] <= 1.5 * steps[0] + 2_000, steps
+
+
 def test_a_broad_filter_that_passes_few_of_the_best_matches_still_finds_them(tmp_path, engine):
     """The best 250 matches are tool output, left out by default: the one person's message that
     matches, ranked below all of them, is still found (tantivy checks the broad filters on ever
