@@ -130,8 +130,8 @@ class LeanToolCalls:
             message = await self._run(request_id, version, name, arguments)
         finally:
             auth_context_var.reset(token)
+        self.answered += 1  # before the answer goes out: a client that has it sees the count
         await _write(message, scope, receive, send)
-        self.answered += 1
         return True
 
     async def _plain_call(self, scope: Scope, body: bytes):
