@@ -66,22 +66,24 @@ def served(tmp_path_factory):
                              "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=os.environ)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx2.get(url + "/health", timeout=2).status_code == 200:
-                break
-        except httpx2.HTTPError:
-            pass
-        assert proc.poll() is None and time.monotonic() < deadline, "jezero serve did not start"
-        time.sleep(0.1)
-    uploaded = laptop.client("upload", "--wait", script=plugin / "jezero_client.py")
-    log = laptop.home / "upload.log"
-    assert uploaded.returncode == 0, (uploaded.stderr, log.read_text() if log.exists() else "no upload.log",
-                                      proc.poll())
-    yield url + "/mcp", setup.key
-    proc.terminate()
-    proc.wait(15)
+    try:  # the server is stopped however the set-up or the tests end (a failed set-up left it running)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx2.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx2.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "jezero serve did not start"
+            time.sleep(0.1)
+        uploaded = laptop.client("upload", "--wait", script=plugin / "jezero_client.py")
+        log = laptop.home / "upload.log"
+        assert uploaded.returncode == 0, (uploaded.stderr, log.read_text() if log.exists() else "no upload.log",
+                                          proc.poll())
+        yield url + "/mcp", setup.key
+    finally:
+        proc.terminate()
+        proc.wait(15)
 
 
 async def until(pilot, check, what: str, rounds: int = 400):
