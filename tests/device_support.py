@@ -37,6 +37,23 @@ class Served:
         return self.process.pid
 
 
+def wait_serving(base: str, proc: subprocess.Popen, why=lambda: "") -> None:
+    """Until `jezero serve` (`proc`) answers /health at `base`; an AssertionError, with why(),
+    if it exits or has not started within 60 s (a bound against a hang, not a timing)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx2.get(base + "/health", timeout=1).status_code == 200:
+                return
+        except httpx2.TransportError:
+            pass
+        if proc.poll() is not None:
+            raise AssertionError("jezero serve exited: " + why())
+        if time.monotonic() > deadline:
+            raise AssertionError("jezero serve did not start")
+        time.sleep(0.1)
+
+
 @contextlib.contextmanager
 def jezero_serve(folder: Path, extra_config: str = "", log_level: str = "warning"):
     """A real `jezero serve` on 127.0.0.1 with its library and inbox under `folder`."""
@@ -50,18 +67,7 @@ def jezero_serve(folder: Path, extra_config: str = "", log_level: str = "warning
                             env={**os.environ, "JEZERO_CONFIG": str(config)}, stdout=log, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx2.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            if proc.poll() is not None:
-                raise AssertionError("jezero serve exited: " + (folder / "serve.log").read_text())
-            if time.monotonic() > deadline:
-                raise AssertionError("jezero serve did not start")
-            time.sleep(0.1)
+        wait_serving(base, proc, lambda: (folder / "serve.log").read_text())
         yield Served(base, config, proc)
     except BaseException:
         log.flush()

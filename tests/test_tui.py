@@ -6,11 +6,9 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import time
 
-import httpx2
 import pytest
-from device_support import CLIENT, Device
+from device_support import CLIENT, Device, wait_serving
 from jz_support import jezero_command, needs_plugin
 
 from jezero.store import Store
@@ -67,15 +65,7 @@ def served(tmp_path_factory):
                             env=os.environ)
     url = f"http://127.0.0.1:{port}"
     try:  # the server is stopped however the set-up or the tests end (a failed set-up left it running)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx2.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "jezero serve did not start"
-            time.sleep(0.1)
+        wait_serving(url, proc)
         uploaded = laptop.client("upload", "--wait", script=plugin / "jezero_client.py")
         log = laptop.home / "upload.log"
         assert uploaded.returncode == 0, (uploaded.stderr, log.read_text() if log.exists() else "no upload.log",

@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
 
-from corpus import Corpus  # noqa: E402  (benchmarks/search/corpus.py)
+from corpus import Corpus, write_library  # noqa: E402  (benchmarks/search/corpus.py)
 
-from jezero.store import ItemRecord, Store  # noqa: E402
+from jezero.store import ItemRecord  # noqa: E402
 from jezero.store.messages import MessageRecord  # noqa: E402
 
 ROUTINE_PROMPT = "run the nightly dependency audit and report anything new"
@@ -84,13 +84,7 @@ def build(path, n: int, *, seed: int = 1, batch: int = 500, progress=None) -> No
     few at a time; larger batches only make the build faster). The FTS5 indexes are left as
     FTS5's automerge leaves them, as for corpus.build's library, so that the items index is
     comparable between the two."""
-    corpus = MessagesCorpus(seed)
-    with Store(path) as store:
-        for start in range(0, n, batch):
-            store.write([corpus.item(i, n) for i in range(start, min(start + batch, n))])
-            if progress:
-                progress(min(start + batch, n))
-        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    write_library(path, MessagesCorpus(seed), n, batch, progress)
 
 
 def sizes(path) -> dict:

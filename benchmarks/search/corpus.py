@@ -169,7 +169,11 @@ class Corpus:
 
 
 def build(path, n: int, *, seed: int = 1, batch: int = 1000, progress=None, kind: str = "dev") -> None:
-    corpus = Corpus(seed, kind=kind)
+    write_library(path, Corpus(seed, kind=kind), n, batch, progress)
+
+
+def write_library(path, corpus, n: int, batch: int, progress=None) -> None:
+    """The library at `path` filled with `corpus.item(i, n)` for i < n, `batch` items a write."""
     with Store(path) as store:
         for start in range(0, n, batch):
             store.write([corpus.item(i, n) for i in range(start, min(start + batch, n))])
