@@ -36,20 +36,26 @@ def reindex(
     name = engine or cfg.search.engine
     if name != engines.BUILTIN and engines.engine_for(name, library) is None:
         fail(f"no installed plugin gives the search engine {name!r} (see `jezero plugins`)", 2)
+    found = engines.engine_for(name, library)
     t0 = time.perf_counter()
     try:
-        written = engines.sync(name, library, rebuild=not catch_up)
+        written = found.catch_up(rebuild=not catch_up) if found is not None else None
     except ValueError as e:  # the index's writer is held by another process
         fail(f"cannot update the {name} index now: {e}", 1)
+    # an engine with a messages index of its own (tantivy) says how many messages it wrote
+    messages = getattr(found, "messages_written", None)
     result = {"engine": name, "library": str(library), "items_written": written or 0,
               "seconds": round(time.perf_counter() - t0, 2)}
+    if messages is not None:
+        result["messages_written"] = messages
     if json_out:
         print_json(result)
         return
     if written is None:
         out.print(f"{name}: the index is inside the library, always in step; nothing to do")
     else:
-        out.print(f"{name}: {written} items written to the index in {result['seconds']} s")
+        what = f"{written} items" + (f" and {messages} messages" if messages is not None else "")
+        out.print(f"{name}: {what} written to the index in {result['seconds']} s")
 
 
 def engine_line(cfg, items: int | None = None) -> str:

@@ -195,7 +195,7 @@ def _warn_once(message: str) -> None:
 
 def sync(engine: str, library: str | Path, *, rebuild: bool = False) -> int | None:
     """Bring the engine's index in step with the library (the writer calls this after a run;
-    `jezero reindex` with rebuild). None when the engine is FTS5, which is always in step."""
+    `jezero reindex` likewise). None when the engine is FTS5, which is always in step."""
     found = engine_for(engine, library)
     if found is None:
         return None

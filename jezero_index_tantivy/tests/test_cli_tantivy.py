@@ -11,6 +11,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 
 from jezero.store import ItemRecord, Store
+from jezero.store.messages import MessageRecord
 from jezero_index_tantivy import folder_for
 
 NOW = datetime.now(timezone.utc)
@@ -26,7 +27,11 @@ def _item(n, title, summary, days_ago=3):
 def test_reindex_and_search_with_the_tantivy_engine(tmp_path):
     library = tmp_path / "library.sqlite3"
     with Store(library) as store:
-        store.write([_item(1, "PgBouncer transaction pooling", "Switched PgBouncer to transaction pooling."),
+        pooled = _item(1, "PgBouncer transaction pooling", "Switched PgBouncer to transaction pooling.")
+        pooled.messages = [MessageRecord("user", "the pool runs out of connections", NOW),
+                           MessageRecord("tool", "SHOW POOLS; cl_waiting 41", NOW, "Bash"),
+                           MessageRecord("assistant", "switch pool_mode to transaction", NOW)]
+        store.write([pooled,
                      *[_item(10 + i, f"Filler {w}", f"{w} notes", 100) for i, w in enumerate(["kettle", "walnut"])]])
     config = tmp_path / "config.toml"
     config.write_text(f'[storage]\npath = "{library}"\n\n[search]\nengine = "tantivy"\n')
@@ -41,6 +46,9 @@ def test_reindex_and_search_with_the_tantivy_engine(tmp_path):
     done = jezero("reindex", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["items_written"] == 3 and json.loads(done.stdout)["engine"] == "tantivy"
+    assert json.loads(done.stdout)["messages_written"] == 3  # the messages index is rebuilt too
+    told = jezero("reindex")
+    assert told.returncode == 0 and "3 items and 3 messages written" in told.stdout, told.stdout
     assert (folder_for(library) / "meta.json").exists()
 
     found = jezero("search", "deploy/pgbouncer.ini", "--explain", "--json")
@@ -60,6 +68,7 @@ def test_reindex_and_search_with_the_tantivy_engine(tmp_path):
 
     caught = jezero("reindex", "--catch-up", "--json")
     assert caught.returncode == 0 and json.loads(caught.stdout)["items_written"] == 0
+    assert json.loads(caught.stdout)["messages_written"] == 0
 
     bad = jezero("reindex", "--engine", "nosuch")
     assert bad.returncode == 2 and "nosuch" in bad.stderr and "Traceback" not in bad.stderr

@@ -654,9 +654,10 @@ class TantivyIndex(DerivedIndex):
         return self._messages
 
     def catch_up(self, rebuild: bool = False, limit: int | None = None) -> int:
-        """Both indexes brought in step (see DerivedIndex.catch_up); the items written."""
+        """Both indexes brought in step (see DerivedIndex.catch_up); the items written (the
+        messages written: `messages_written`)."""
         written = super().catch_up(rebuild, limit)
-        self.message_index.catch_up(rebuild, limit)
+        self.messages_written = self.message_index.catch_up(rebuild, limit)
         return written
 
     def _held(self) -> list[DerivedIndex]:
