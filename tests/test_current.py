@@ -238,3 +238,32 @@ def test_newer_work_sharing_only_a_file_is_not_placed_before_the_revision(backen
     monkeypatch.setattr(current_mod, "FILES_ALONE", False)
     current_mod.forget()
     assert ids_of(search(conn, QUERY, project="plume", now=NOW, lanes=ITEMS))[0] == ids[2]
+
+
+def test_saying_again_what_the_old_decision_replaced_is_no_revision(tmp_path):
+    # "a call rather than texting", said again months later, names `texting` as replaced: that is
+    # what the first session replaced too, not its choice
+    items = [
+        decided(item("Catching up with Tom", "Maya and Tom agree to talk more often.", project="chat", days_ago=300),
+                "We should catch up properly soon, a call rather than texting"),
+        decided(item("Back from the trip", "Maya is back from her trip.", project="chat", days_ago=30),
+                "We should catch up properly soon, a call rather than texting"),
+        decided(item("Plans for the weekend", "Tom wants to go hiking.", project="chat", days_ago=20),
+                "Moved from texting to weekly calls"),
+        *(item(f"Chat {n}", f"Small talk {n}.", project="chat", days_ago=200 - n) for n in range(6)),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    try:
+        from jezero.query.search import library_tokenizer
+        hits = [h for h in search(conn, "catch up call texting trip weekend", project="chat", now=NOW, lanes=ITEMS,
+                                  current_first=False)]
+        anchor = next(h for h in hits if h["id"] == ids[0])
+        newer = [h for h in hits if h["id"] in ids[1:3]]
+        assert len(newer) == 2
+        tok = library_tokenizer(conn)
+        texts = current_mod._Texts(conn, (), tok)
+        assert current_mod.revises(conn, anchor, newer, hits, texts, tok) == []
+    finally:
+        conn.close()

@@ -277,9 +277,15 @@ def beyond_files(texts: "_Texts", item: dict, terms: list, newer: list[dict]) ->
 def revises(conn: apsw.Connection, anchor: dict, newer: list[dict], hits: list[dict], texts: "_Texts",
             tokenizer: str) -> list[dict]:
     """The `newer` hits whose decisions name, as what they replaced (replaced_clauses), a word of
-    the anchor's distinctive subject (distinctive_terms over the listed hits of its project)."""
+    the anchor's distinctive subject (distinctive_terms over the listed hits of its project) that
+    the anchor's own decisions do not name as replaced."""
     terms = distinctive_terms(conn, anchor, [h for h in hits if h.get("project") == anchor["project"]], tokenizer,
                               texts=texts)
+    # what the anchor itself replaced is not its choice: a newer session saying the same ("a call
+    # rather than texting", said again) repeats it, it does not revise it
+    own = [c for d in texts.typed(anchor["id"]).get("decision", ()) for c in replaced_clauses(d)]
+    if own:
+        terms = [t for t in terms if not texts.names(own, [t])]
     if not terms:
         return []
     out = []
