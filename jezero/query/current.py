@@ -20,6 +20,11 @@ hit leads by at most MAX_LEAD). Nothing is dropped: the old item stays in the li
 lower, and the scores are left as they were (the list is then not sorted by score: explain says
 which hit moved and why). Only hits of other sessions move (the segments of one session are one
 piece of work).
+
+Two more readings of "the same subject" (benchmarks/retrieval/README.md, branch `coding`): a newer
+decision that names the item's choice as what it replaced ("switched from LLVM/inkwell to
+Cranelift") is its revision whatever their shares (NAMED_REVISION, within REVISION_LEAD), and a
+newer item sharing only the item's files is not on its subject (FILES_ALONE, later() too).
 """
 
 from __future__ import annotations

@@ -550,8 +550,9 @@ def later(
        within the item's project (its source when it has none), since the item's time
        (inclusive), LATER_POOL results, pure relevance.
     2. Drop the item; keep hits with relevance >= current.DISTINCT_SELF_SHARE x the item's own
-       and >= LATER_MIN_SHARE x the best other hit; then the same from the oldest such hit's
-       own subject, the chain's next step (LATER_FOLLOW: a chain drifts).
+       and >= LATER_MIN_SHARE x the best other hit, and (current.FILES_ALONE) holding a word of
+       the subject beyond the item's file paths when it has such words; then the same from the
+       oldest such hit's own subject, the chain's next step (LATER_FOLLOW: a chain drifts).
     With a query: search it the same way (current.SELF_SHARE x the item's own relevance for it),
     and keep only the hits that step 2 keeps too (its next step at current.SELF_SHARE: the query's
     bars apply as well): the words narrow the subject, they do not replace it.
