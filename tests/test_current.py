@@ -93,6 +93,7 @@ def test_another_projects_newer_item_is_not_moved(lib):
 def test_a_lead_above_max_lead_is_kept(lib, monkeypatch):
     conn, ids = lib
     monkeypatch.setattr(current_mod, "MAX_LEAD", 1.0)
+    monkeypatch.setattr(current_mod, "REVISION_LEAD", 1.0)  # the revision names Meilisearch as replaced
     hits = search(conn, "shop product search engine", project="shop", now=NOW, lanes=ITEMS)
     assert ids_of(hits)[:2] == [ids[0], ids[1]]
 
@@ -100,6 +101,7 @@ def test_a_lead_above_max_lead_is_kept(lib, monkeypatch):
 def test_unrelated_newer_work_is_not_moved(lib, monkeypatch):
     conn, ids = lib
     monkeypatch.setattr(current_mod, "MOVE_SHARE", 0.99)  # nothing newer is that close to the subject
+    monkeypatch.setattr(current_mod, "NAMED_REVISION", False)  # (the revision names Meilisearch as replaced)
     hits = search(conn, "shop product search engine", project="shop", now=NOW, lanes=ITEMS)
     assert ids_of(hits)[:2] == [ids[0], ids[1]]
 
@@ -150,3 +152,118 @@ def test_newer_work_sharing_only_the_projects_words_is_not_placed_first(tmp_path
     hits = search(conn, query, now=NOW, lanes=ITEMS)
     assert ids_of(hits) == ids_of(plain)
     conn.close()
+
+
+def typed(rec, kind, *texts):
+    return dataclasses.replace(rec, atoms=[*rec.atoms, *({"type": kind, "text": t} for t in texts)])
+
+
+@pytest.fixture
+def backend(tmp_path):
+    """A compiler's backend chosen at length (LLVM via inkwell, no decision atom: its outcome was a
+    number), revised later by a short session whose decision names LLVM/inkwell as what it
+    replaced; newer GC work touches the revision's file; an unrelated newer decision replaces
+    something else."""
+    items = [
+        typed(item("Native backend: lower the typed IR to machine code",
+                   "Native code generation: the typed IR is lowered through LLVM via inkwell to an object file.",
+                   project="plume", days_ago=400),
+              "file", "plume-codegen/src/llvm.rs"),
+        typed(decided(item("Can't build plume anymore: CI needs 20 minutes to install LLVM",
+                           "Cranelift is pure Rust and builds in seconds.", project="plume", days_ago=200),
+                      "Backend switched from LLVM/inkwell to Cranelift (plume-codegen/src/clif.rs)"),
+              "file", "plume-codegen/src/clif.rs"),
+        typed(item("Garbage collector: mark and sweep", "Shadow stack roots pushed by the emitted code.",
+                   project="plume", days_ago=20), "file", "plume-codegen/src/clif.rs", "plume-runtime/src/gc.rs"),
+        decided(item("Yearly stats run out of memory", "The native code of pandas ran out of memory.",
+                     project="plume", days_ago=10), "Stats moved from pandas to DuckDB"),
+        *(typed(item(f"Plume chore {n}", f"Chore {n} of the plume compiler.", project="plume", days_ago=300 - n),
+                "file", f"plume-codegen/src/chore{n}.rs") for n in range(6)),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    yield conn, ids
+    conn.close()
+
+
+QUERY = "native code generation backend"
+
+
+def test_a_revision_naming_the_old_choice_as_replaced_comes_first(backend, monkeypatch):
+    conn, ids = backend
+    plain = search(conn, QUERY, project="plume", now=NOW, lanes=ITEMS, current_first=False)
+    assert ids_of(plain)[0] == ids[0]
+    revision = next(h for h in plain if h["id"] == ids[1])
+    assert plain[0]["score"] > current_mod.MAX_LEAD * revision["score"]  # the share rule would not move it
+    hits = search(conn, QUERY, project="plume", now=NOW, lanes=ITEMS, explain=True)
+    assert ids_of(hits)[:2] == [ids[1], ids[0]]
+    assert hits[0]["explain"]["placed"]["names_it_replaced"] is True
+    assert sorted(ids_of(hits)) == sorted(ids_of(plain))  # nothing dropped
+    monkeypatch.setattr(current_mod, "NAMED_REVISION", False)
+    assert ids_of(search(conn, QUERY, project="plume", now=NOW, lanes=ITEMS))[0] == ids[0]
+
+
+def test_a_revision_naming_the_old_choice_still_has_a_lead_bound(backend, monkeypatch):
+    conn, ids = backend
+    monkeypatch.setattr(current_mod, "REVISION_LEAD", 1.0)
+    assert ids_of(search(conn, QUERY, project="plume", now=NOW, lanes=ITEMS))[0] == ids[0]
+
+
+def test_what_a_decision_replaced_is_read_from_its_words():
+    clauses = current_mod.replaced_clauses
+    assert clauses("Backend switched from LLVM/inkwell to Cranelift 0.110 (clif.rs).") == ["LLVM/inkwell"]
+    assert clauses("Product search now runs on Typesense instead of Meilisearch, which was OOM-killed") == \
+        ["Meilisearch"]
+    assert clauses("go with typesense, remove meili completely") == ["meili completely"]
+    assert clauses("Usamos Typesense en lugar de Meilisearch.") == ["Meilisearch"]
+    assert clauses("Rate limiting is now a Redis token bucket") == []
+
+
+def test_a_newer_decision_replacing_something_else_is_not_a_revision(backend):
+    conn, ids = backend
+    # "Stats moved from pandas to DuckDB" is newer, of the project, and its item holds `native
+    # code`; what it replaced (pandas) is no word of the backend's subject
+    hits = search(conn, QUERY + " pandas", project="plume", now=NOW, lanes=ITEMS, explain=True)
+    stats = next(h for h in hits if h["id"] == ids[3])
+    assert "placed" not in stats["explain"]
+
+
+def test_newer_work_sharing_only_a_file_is_not_placed_before_the_revision(backend, monkeypatch):
+    # After the revision moves first it is an anchor too: the GC session touches its file
+    # (plume-codegen/src/clif.rs) and, on the file's words, holds a share of its subject; none of
+    # the revision's other words (Cranelift, switched, inkwell) is in it (FILES_ALONE).
+    conn, ids = backend
+    assert ids_of(search(conn, QUERY, project="plume", now=NOW, lanes=ITEMS))[:2] == [ids[1], ids[0]]
+    monkeypatch.setattr(current_mod, "FILES_ALONE", False)
+    current_mod.forget()
+    assert ids_of(search(conn, QUERY, project="plume", now=NOW, lanes=ITEMS))[0] == ids[2]
+
+
+def test_saying_again_what_the_old_decision_replaced_is_no_revision(tmp_path):
+    # "a call rather than texting", said again months later, names `texting` as replaced: that is
+    # what the first session replaced too, not its choice
+    items = [
+        decided(item("Catching up with Tom", "Maya and Tom agree to talk more often.", project="chat", days_ago=300),
+                "We should catch up properly soon, a call rather than texting"),
+        decided(item("Back from the trip", "Maya is back from her trip.", project="chat", days_ago=30),
+                "We should catch up properly soon, a call rather than texting"),
+        decided(item("Plans for the weekend", "Tom wants to go hiking.", project="chat", days_ago=20),
+                "Moved from texting to weekly calls"),
+        *(item(f"Chat {n}", f"Small talk {n}.", project="chat", days_ago=200 - n) for n in range(6)),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    try:
+        from jezero.query.search import library_tokenizer
+        hits = [h for h in search(conn, "catch up call texting trip weekend", project="chat", now=NOW, lanes=ITEMS,
+                                  current_first=False)]
+        anchor = next(h for h in hits if h["id"] == ids[0])
+        newer = [h for h in hits if h["id"] in ids[1:3]]
+        assert len(newer) == 2
+        tok = library_tokenizer(conn)
+        texts = current_mod._Texts(conn, (), tok)
+        assert current_mod.revises(conn, anchor, newer, hits, texts, tok) == []
+    finally:
+        conn.close()

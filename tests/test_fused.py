@@ -412,3 +412,39 @@ def test_the_lead_a_revision_may_overcome_is_read_in_the_lane_that_ranks_it_best
         assert sessions(search(c, query, now=NOW))[:2] == ["rl1", "rl2"]
     finally:
         c.close()
+
+
+def test_a_revision_naming_the_old_choice_moves_though_its_transcript_says_it_in_other_words(tmp_path, monkeypatch):
+    # The first session states the subject in the query's words; the revision's transcript holds
+    # one of them (`backend`: under CURRENT_COVERAGE of the anchor's terms, and little evidence),
+    # but its decision names the first one's choice as what it replaced (current.NAMED_REVISION).
+    import dataclasses
+    records = [
+        dataclasses.replace(item("cg1", "Native backend: lower the typed IR to machine code",
+                                 "Native code generation goes through LLVM via inkwell.",
+                                 [("user", "time for a native backend: native code generation for the typed IR"),
+                                  ("assistant", "native code generation goes through llvm via inkwell, the backend "
+                                                "emits an object file; native code generation works")],
+                                 project="plume", day=1),
+                            atoms=[{"type": "file", "text": "plume-codegen/src/llvm.rs"}]),
+        decided(item("cg2", "Can't build the plume backend anymore: CI needs 20 minutes to install LLVM",
+                     "The backend is now Cranelift, pure Rust: the generation of code needs no LLVM.",
+                     [("user", "the llvm dependency is killing me, switch to cranelift"),
+                      ("assistant", "backend switched to cranelift, no system llvm needed")],
+                     project="plume", day=20),
+                "Backend switched from LLVM/inkwell to Cranelift"),
+        *(item(f"other{i}", f"Other work {i}", "Unrelated.", [("user", f"unrelated chore number {i}")],
+               project="plume", day=i) for i in range(6)),
+    ]
+    c = lane_library(tmp_path, records)
+    try:
+        query = "native code generation backend"
+        hits = search(c, query, now=NOW, explain=True)
+        assert sessions(hits)[:2] == ["cg2", "cg1"]
+        assert hits[0]["explain"]["placed"]["names_it_replaced"] is True
+        ours, theirs = (h["explain"]["fusion"]["matched_terms"] for h in hits[:2])
+        assert len(ours) < fused.CURRENT_COVERAGE * len(theirs)  # the transcript test alone would refuse it
+        monkeypatch.setattr(importlib.import_module("jezero.query.current"), "NAMED_REVISION", False)
+        assert sessions(search(c, query, now=NOW))[:2] == ["cg1", "cg2"]
+    finally:
+        c.close()

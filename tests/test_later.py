@@ -208,3 +208,38 @@ def test_without_a_query_the_closest_revisions_subject_is_followed(tmp_path, mon
     monkeypatch.setattr(importlib.import_module("jezero.query.search"), "LATER_FOLLOW", 0)
     assert ids_of(later(conn, ids[0], now=NOW)) == [ids[1]]  # the first's own words miss the third step
     conn.close()
+
+
+@pytest.fixture
+def state(tmp_path):
+    """A state-library revision that also edited a screen, then a crash fix in that screen whose
+    only other tie to the state work is `useState` (`state` inside a longer word)."""
+    items = [
+        decided(decided(item("Every tiny feature needs a slice, actions and selectors",
+                             "Replaced Redux Toolkit with Zustand for the app state.", days_ago=200),
+                        "State management moved from Redux Toolkit to Zustand (src/store/spots.ts)"),
+                "src/screens/TideChart.tsx", "src/store/spots.ts", kind="file"),
+        decided(decided(item("The tide chart screen crashes in landscape",
+                             "useState was called inside a branch of src/screens/TideChart.tsx.", days_ago=100),
+                        "Fixed the rotation crash in src/screens/TideChart.tsx (conditional useState)", kind="fix"),
+                "src/screens/TideChart.tsx", kind="file"),
+        *(item(f"Screen polish {n}", f"Polished screen {n}.", days_ago=150 - n) for n in range(4)),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    yield conn, ids
+    conn.close()
+
+
+def test_a_newer_item_sharing_only_a_file_is_not_a_revision(state, monkeypatch):
+    # The crash fix holds the revision's file (its path, its parts) and `state` only inside
+    # `useState`; none of the decision's own words (Zustand, Redux, Toolkit, management).
+    conn, ids = state
+    found = later(conn, ids[0], now=NOW)
+    assert found["matched_by"] == "project_timeline"  # nothing on its subject: the newer items by date
+    current_mod = importlib.import_module("jezero.query.current")
+    monkeypatch.setattr(current_mod, "FILES_ALONE", False)
+    current_mod.forget()
+    found = later(conn, ids[0], now=NOW)
+    assert found["matched_by"] == "subject" and ids_of(found) == [ids[1]]  # on the file's words it looked like one

@@ -20,11 +20,17 @@ hit leads by at most MAX_LEAD). Nothing is dropped: the old item stays in the li
 lower, and the scores are left as they were (the list is then not sorted by score: explain says
 which hit moved and why). Only hits of other sessions move (the segments of one session are one
 piece of work).
+
+Two more readings of "the same subject" (benchmarks/retrieval/README.md, branch `coding`): a newer
+decision that names the item's choice as what it replaced ("switched from LLVM/inkwell to
+Cranelift") is its revision whatever their shares (NAMED_REVISION, within REVISION_LEAD), and a
+newer item sharing only the item's files is not on its subject (FILES_ALONE, later() too).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import OrderedDict
 
@@ -63,6 +69,22 @@ MAX_LEAD = 2.0
 DISTINCT_SHARE = 0.25
 # Fewer items than this are too few to call a word common: the share is taken of MIN_POOL.
 MIN_POOL = 8
+# A newer item that shares only the item's files is not on its subject: two sessions that touched
+# one file (a crash fix in the screen a state-library revision also edited; GC work in the file the
+# backend revision wrote) are not the same decision. So when the item's distinctive subject holds
+# words that are not (parts of) its file atoms' paths, a newer item must hold one of those words
+# too (files_alone); an item whose subject is its files alone is still followed through them.
+# Measured on the retrieval benchmark's chains (later_eval.py, README): every wrong item `later`
+# listed (4 of 22) shared only a file with the chain session; no revision did.
+FILES_ALONE = True
+# A newer decision that names the item's choice as what it replaced ("switched from LLVM/inkwell
+# to Cranelift", "moved from Redux Toolkit to Zustand", "instead of Meilisearch") revises it,
+# whatever else the two share: the revision names the new choice, and its words seldom reach the
+# old session's subject share (revises()).
+NAMED_REVISION = True
+# How far the older hit's score may lead a newer hit that names its choice as replaced (MAX_LEAD
+# for any other newer hit on its subject).
+REVISION_LEAD = 3.0
 # Only the first hits are checked for a newer decision: they are what an agent reads and acts
 # on, and each check costs a count per subject word the first time it is seen.
 ANCHORS = 3
@@ -84,6 +106,36 @@ def _atom_texts(conn: apsw.Connection, item_id: int) -> list[str]:
         atoms = []
     return [t for t in (a.get("text") for a in atoms if isinstance(a, dict) and a.get("type") in SUBJECT_ATOMS)
             if isinstance(t, str)]
+
+
+def _typed_atoms(conn: apsw.Connection, item_id: int) -> dict[str, list[str]]:
+    """The texts of the item's atoms by type."""
+    row = conn.execute("SELECT atoms FROM items WHERE id = ?", (item_id,)).fetchone()
+    try:
+        atoms = json.loads(row[0]) if row and row[0] else []
+    except ValueError:
+        atoms = []
+    out: dict[str, list[str]] = {}
+    for a in atoms if isinstance(atoms, list) else ():
+        if isinstance(a, dict) and isinstance(a.get("type"), str) and isinstance(a.get("text"), str):
+            out.setdefault(a["type"], []).append(a["text"])
+    return out
+
+
+# What a decision says it replaced: "switched from X to Y", "moved from X to Y", "X instead of Y"
+# reads Y, "replaced X with Y", and the Spanish "en lugar de X", "en vez de X", "de X a Y" after a
+# verb of change. The clause ends at the next "to"/"with"/"a"/"por" or punctuation.
+_REPLACED = re.compile(
+    r"\b(?:(?:switch\w*|mov\w*|migrat\w*|chang\w*|port\w*|went|go\w*|back)\s+(?:\S+\s+){0,3}?from"
+    r"|instead\s+of|in\s+place\s+of|rather\s+than|replac\w*|drop\w*|remov\w*"
+    r"|en\s+lugar\s+de|en\s+vez\s+de|(?:cambi|pas|migr|sustitu|reemplaz)\w*\s+(?:\S+\s+){0,3}?de)"
+    r"\s+(.+?)(?=\s+(?:to|with|by|for|a|por|con)\b|[,;()]|\.(?:\s|$)|$)",
+    re.IGNORECASE)
+
+
+def replaced_clauses(text: str) -> list[str]:
+    """The parts of a decision's text that name what it replaced (_REPLACED)."""
+    return [m.group(1) for m in _REPLACED.finditer(text or "")]
 
 
 def _compose(item: dict, texts: list[str], title: bool) -> str:
@@ -125,19 +177,23 @@ def distinctive_terms(conn: apsw.Connection, item: dict, pool: list[dict], token
 
 
 def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str, *, may_move=None,
-                  move_share: float | None = None, placed: dict | None = None) -> list[dict]:
+                  move_share: float | None = None, placed: dict | None = None, may_revise=None) -> list[dict]:
     """`hits` (best first) with, before each of the first ANCHORS hits, the newest later hit of
     its project on its subject, if one is further down. `may_move(hit, anchor)`, when given, is
     one more condition a hit must meet to move before an anchor, and `move_share` the share of
     the anchor's subject relevance it needs instead of MOVE_SHARE (the fused search gives both:
-    fused.py, where a transcript test guards the move too); `placed`, when given, receives
+    fused.py, where a transcript test guards the move too). A newer hit whose decision names the
+    anchor's choice as replaced (revises(): NAMED_REVISION) moves whatever its subject share, within
+    REVISION_LEAD, on `may_revise(hit, anchor)` when given instead of `may_move` (the fused
+    search's names rule alone: its transcript says the new choice in other words); it reads its
+    score from "revision_score" when a hit has one. `placed`, when given, receives
     {moved hit's id: the anchor's id} for each move. Never raises: on any SQLite error (the time
     budget included) the hits come back as they were."""
     if len(hits) < 2:
         return hits
     try:
         moves: dict = {}
-        out = _reorder(conn, list(hits), tokenizer, may_move, moves, move_share)
+        out = _reorder(conn, list(hits), tokenizer, may_move, moves, move_share, may_revise)
     except apsw.Error:
         return hits
     if placed is not None:
@@ -146,7 +202,7 @@ def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str, *, ma
 
 
 def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str, may_move=None,
-             moves: dict | None = None, move_share: float | None = None) -> list[dict]:
+             moves: dict | None = None, move_share: float | None = None, may_revise=None) -> list[dict]:
     checked: set[int] = set()
     texts: _Texts | None = None
     i = 0
@@ -157,27 +213,32 @@ def _reorder(conn: apsw.Connection, hits: list[dict], tokenizer: str, may_move=N
             continue
         checked.add(anchor["id"])
         newer = [h for h in hits[i + 1:] if _may_move(h, anchor) and (may_move is None or may_move(h, anchor))]
-        if not newer:
+        named = [h for h in hits[i + 1:] if _may_move(h, anchor, REVISION_LEAD, "revision_score")
+                 and ((may_revise or may_move) is None or (may_revise or may_move)(h, anchor))] \
+            if NAMED_REVISION else []
+        if not newer and not named:
             i += 1
             continue
         if texts is None:
             texts = _Texts(conn, (), tokenizer)
-        relevance = _subject_relevance(conn, anchor, [anchor, *newer], texts, tokenizer)
+        relevance = _subject_relevance(conn, anchor, [anchor, *newer], texts, tokenizer) if newer else {}
         own = relevance.get(anchor["id"], 0.0)
         share = MOVE_SHARE if move_share is None else move_share
         on_subject = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= share * own]
         on_subject = _on_distinctive_subject(conn, anchor, on_subject, hits, texts, tokenizer)
-        if not on_subject:
+        revisions = revises(conn, anchor, named, hits, texts, tokenizer) if named else []
+        if not on_subject and not revisions:
             i += 1
             continue
-        current = max(on_subject, key=lambda h: (h["occurred_at"], h["id"]))
+        current = max([*on_subject, *revisions], key=lambda h: (h["occurred_at"], h["id"]))
         hits.remove(current)
         hits.insert(i, current)
         if moves is not None:
             moves[current["id"]] = anchor["id"]
         if "explain" in current:
             current["explain"]["placed"] = {"rule": "current_first", "before": anchor["id"],
-                                            "subject_share": relevance[current["id"]] / own}
+                                            "subject_share": relevance.get(current["id"], 0.0) / own if own else 0.0,
+                                            "names_it_replaced": any(h is current for h in revisions)}
         # the moved hit is now at i: check it as an anchor too (a chain of three revisions)
     return hits
 
@@ -201,7 +262,43 @@ def _on_distinctive_subject(conn, anchor: dict, newer: list[dict], hits: list[di
         return []
     relevance = texts.relevance([anchor["id"], *(h["id"] for h in newer)], terms, idfs)
     own = relevance.get(anchor["id"], 0.0)
-    return [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= DISTINCT_SELF_SHARE * own]
+    kept = [h for h in newer if own > 0 and relevance.get(h["id"], 0.0) >= DISTINCT_SELF_SHARE * own]
+    return beyond_files(texts, anchor, terms, kept)
+
+
+def beyond_files(texts: "_Texts", item: dict, terms: list, newer: list[dict]) -> list[dict]:
+    """The `newer` items that hold a word of the item's distinctive subject `terms` beyond its
+    files (FILES_ALONE): when some of `terms` are not parts of the item's file atoms, a newer item
+    holding only the file words shares a file, not the subject."""
+    if not FILES_ALONE or not newer:
+        return newer
+    files = texts.file_keys(item)
+    rest = [t for t in terms if t.key not in files]
+    if not files or not rest:
+        return newer
+    return [h for h in newer if texts.holds_word(h["id"], rest)]
+
+
+def revises(conn: apsw.Connection, anchor: dict, newer: list[dict], hits: list[dict], texts: "_Texts",
+            tokenizer: str) -> list[dict]:
+    """The `newer` hits whose decisions name, as what they replaced (replaced_clauses), a word of
+    the anchor's distinctive subject (distinctive_terms over the listed hits of its project) that
+    the anchor's own decisions do not name as replaced."""
+    terms = distinctive_terms(conn, anchor, [h for h in hits if h.get("project") == anchor["project"]], tokenizer,
+                              texts=texts)
+    # what the anchor itself replaced is not its choice: a newer session saying the same ("a call
+    # rather than texting", said again) repeats it, it does not revise it
+    own = [c for d in texts.typed(anchor["id"]).get("decision", ()) for c in replaced_clauses(d)]
+    if own:
+        terms = [t for t in terms if not texts.names(own, [t])]
+    if not terms:
+        return []
+    out = []
+    for h in newer:
+        clauses = [c for d in texts.typed(h["id"]).get("decision", ()) for c in replaced_clauses(d)]
+        if clauses and texts.names(clauses, terms):
+            out.append(h)
+    return out
 
 
 def _sample_idfs(conn, index: stats.IndexStats, terms) -> list[float] | None:
@@ -216,13 +313,14 @@ def _sample_idfs(conn, index: stats.IndexStats, terms) -> list[float] | None:
     return idfs
 
 
-def _may_move(hit: dict, anchor: dict) -> bool:
-    """A hit of another session of the anchor's project, newer, whose score is within MAX_LEAD
-    of the anchor's. (Hits are items: their ids are read from items_fts.)"""
-    score, lead = hit.get("score") or 0.0, anchor.get("score") or 0.0
+def _may_move(hit: dict, anchor: dict, max_lead: float | None = None, score_key: str = "score") -> bool:
+    """A hit of another session of the anchor's project, newer, whose score (`score_key`, else its
+    score) is within `max_lead` of the anchor's. (Hits are items: their ids are read from items_fts.)"""
+    score, lead = hit.get(score_key, hit.get("score")) or 0.0, anchor.get("score") or 0.0
+    max_lead = MAX_LEAD if max_lead is None else max_lead
     return (hit.get("project") == anchor["project"] and hit.get("session_id") != anchor.get("session_id")
             and (hit.get("occurred_at") or "") > (anchor.get("occurred_at") or "")
-            and score > 0 and lead <= MAX_LEAD * score)
+            and score > 0 and lead <= max_lead * score)
 
 
 def _subject_relevance(conn, anchor: dict, rows: list[dict], texts: "_Texts", tokenizer: str) -> dict[int, float]:
@@ -280,6 +378,7 @@ class _Items:
         self.columns: dict[int, tuple] = {}  # id -> (read at, the indexed columns / None)
         self.atoms: dict[int, tuple] = {}  # id -> (read at, the texts of its SUBJECT_ATOMS atoms)
         self.subjects: dict[tuple, tuple] = {}  # (id, title?, title text) -> (read at, its subject's terms)
+        self.typed: dict[int, tuple] = {}  # id -> (read at, its atoms' texts by type)
 
     def advance(self, conn: apsw.Connection, head: int) -> None:
         """Learn the changes up to `head` (the change number a new state was first seen at)."""
@@ -298,6 +397,7 @@ class _Items:
             self.rows.clear()
             self.columns.clear()
             self.atoms.clear()
+            self.typed.clear()
         if len(self.subjects) > CACHED_ANSWERS:
             self.subjects.clear()
 
@@ -354,6 +454,7 @@ class _StateCache:
         self.columns = _Kept(items, items.columns, seq)
         self.atoms = _Kept(items, items.atoms, seq)
         self.subjects = _Kept(items, items.subjects, seq, of=True)
+        self.typed = _Kept(items, items.typed, seq)
         self.idfs: dict[tuple, float] = {}  # term key -> IDF from the sample
         self.scores: dict[tuple, dict[int, float]] = {}  # (terms, idfs) -> {id: relevance}
         self.distinct: dict[tuple, list] = {}  # distinctive_terms' answers
@@ -492,6 +593,46 @@ class _Texts:
                 atoms = self.cache.atoms[item["id"]] = _atom_texts(self.conn, item["id"])
             terms = self.cache.subjects[key] = parse_terms(_compose(item, atoms, title), self.tokenizer)
         return terms
+
+    def typed(self, item_id: int) -> dict[str, list[str]]:
+        """The texts of the item's atoms by type (_typed_atoms)."""
+        found = self.cache.typed.get(item_id)
+        if found is None:
+            found = self.cache.typed[item_id] = _typed_atoms(self.conn, item_id)
+        return found
+
+    def file_keys(self, item: dict) -> set:
+        """The keys of the terms of the item's file atoms (their paths and the paths' parts)."""
+        files = self.typed(item["id"]).get("file", ())
+        return {t.key for t in parse_terms("\n".join(files), self.tokenizer)} if files else set()
+
+    def holds_word(self, rowid: int, terms) -> bool:
+        """Whether the row holds one of `terms` as a word of its own: with a trigram index, not
+        only inside a longer word (`state` in `useState`)."""
+        if self.fold is None:
+            return any(v > 0 for v in self.relevance([rowid], terms, [1.0] * len(terms)).values())
+        self._load([rowid])
+        found = self.cache.rows.get(rowid)
+        if found is None:
+            return False
+        text = found[1]
+        for t in terms:
+            needle = rare.folded(t)
+            start = text.find(needle) if needle else -1
+            while start >= 0:
+                end = start + len(needle)
+                if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+                    return True
+                start = text.find(needle, start + 1)
+        return False
+
+    def names(self, texts: list[str], terms) -> bool:
+        """Whether any of `texts` holds one of `terms` as the index would match it."""
+        if self.fold is not None:
+            folded = self.fold("\n".join(texts))
+            return any((n := rare.folded(t)) and n in folded for t in terms)
+        keys = {t.key for t in parse_terms("\n".join(texts), self.tokenizer)}
+        return any(t.key in keys for t in terms)
 
     def idfs(self, terms) -> list[float] | None:
         """_sample_idfs, remembered per term for the state."""

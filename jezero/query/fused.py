@@ -538,10 +538,12 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     evidence = getattr(lane, "evidence", None) if lane else None
     lane_best = max(evidence.values(), default=0.0) if evidence else 0.0
     relevance: dict[tuple[str, str], float] = {}
+    items_score: dict[tuple[str, str], float] = {}
     for h in item_hits:
         key = (h["source"], h["session_id"])
         held = not evidence or evidence.get(key, 0.0) >= CURRENT_EVIDENCE * lane_best
         relevance.setdefault(key, (h.get("score") or 0.0) if held else 0.0)
+        items_score.setdefault(key, h.get("score") or 0.0)
     fused_score = {h["id"]: h["score"] for h in hits}
     items_best = max((h.get("score") or 0.0 for h in item_hits), default=0.0)
 
@@ -556,20 +558,39 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
             return held_relevance
         return max(held_relevance / items_best, evidence.get(key, 0.0) / lane_best)
 
+    def revision_standing(key) -> float:
+        """What MAX_LEAD compares for a newer hit whose decision names the anchor's choice as
+        replaced (current.NAMED_REVISION): its standing without CURRENT_EVIDENCE, since such a
+        revision says the new choice in other words than its predecessor (but its transcript must
+        hold some of the query's words)."""
+        if key not in relevance or not evidence or items_best <= 0 or lane_best <= 0 or not evidence.get(key):
+            return standing(key)
+        return max(items_score[key] / items_best, evidence[key] / lane_best)
+
     for h in hits:
-        h["score"] = standing((h["source"], h["session_id"]))
+        key = (h["source"], h["session_id"])
+        h["score"] = standing(key)
+        h["revision_score"] = revision_standing(key)
     held, names = (getattr(lane, "held", None), getattr(lane, "names", None)) if lane else (None, None)
 
     def holds_enough(hit: dict, anchor: dict) -> bool:
         """A newer hit moves only when its transcript holds every name of the query the anchor's
         holds, and at least CURRENT_COVERAGE of the anchor's query terms."""
+        if not holds_names(hit, anchor):
+            return False
         theirs = held.get((anchor["source"], anchor["session_id"]), _NONE)
         ours = held.get((hit["source"], hit["session_id"]), _NONE)
-        if NAMES_RULE and not (theirs & names) <= ours:
-            return False
         return not theirs or len(theirs & ours) >= CURRENT_COVERAGE * len(theirs)
 
-    moved = reorder(hits, holds_enough if held else None, FUSED_MOVE_SHARE if held else None)
+    def holds_names(hit: dict, anchor: dict) -> bool:
+        """The names rule alone (what a revision naming the anchor's choice must meet)."""
+        theirs = held.get((anchor["source"], anchor["session_id"]), _NONE)
+        ours = held.get((hit["source"], hit["session_id"]), _NONE)
+        return not NAMES_RULE or (theirs & names) <= ours
+
+    moved = reorder(hits, holds_enough if held else None, FUSED_MOVE_SHARE if held else None,
+                    holds_names if held else None)
     for h in moved:
         h["score"] = fused_score[h["id"]]
+        h.pop("revision_score", None)
     return moved

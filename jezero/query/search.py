@@ -155,7 +155,7 @@ def search(
 
 
 def _current_first(conn, hits: list[dict], options: SearchConfig, may_move=None,
-                   move_share: float | None = None) -> list[dict]:
+                   move_share: float | None = None, may_revise=None) -> list[dict]:
     """current.current_first over an items ranking, keeping whether the search was cut; the
     result's `placed` is {moved hit's id: the id of the hit it was placed before}."""
     if len(hits) < 2:
@@ -163,7 +163,7 @@ def _current_first(conn, hits: list[dict], options: SearchConfig, may_move=None,
     placed: dict = {}
     with budget(conn, options.time_budget_ms):
         moved = Hits(current.current_first(conn, hits, library_tokenizer(conn), may_move=may_move,
-                                           move_share=move_share, placed=placed))
+                                           move_share=move_share, placed=placed, may_revise=may_revise))
     moved.cut = getattr(hits, "cut", False)
     moved.placed = placed
     return moved
@@ -226,8 +226,8 @@ def _fused(conn, query, lanes, *, allowed, source, project, since, limit, option
     return fused.search(conn, query, lanes, items_lane, sources=sources, source=source or None,
                         project=project or None, since=since_text, limit=limit,
                         time_budget_ms=options.time_budget_ms, explain=explain,
-                        reorder=(lambda hits, may_move, move_share: _current_first(conn, hits, options, may_move,
-                                                                                    move_share))
+                        reorder=(lambda hits, may_move, move_share, may_revise=None:
+                                 _current_first(conn, hits, options, may_move, move_share, may_revise))
                         if current_first else None,
                         vectors_lane=vectors_lane if semantic is not None else None, engine=options.engine)
 
@@ -550,8 +550,9 @@ def later(
        within the item's project (its source when it has none), since the item's time
        (inclusive), LATER_POOL results, pure relevance.
     2. Drop the item; keep hits with relevance >= current.DISTINCT_SELF_SHARE x the item's own
-       and >= LATER_MIN_SHARE x the best other hit; then the same from the oldest such hit's
-       own subject, the chain's next step (LATER_FOLLOW: a chain drifts).
+       and >= LATER_MIN_SHARE x the best other hit, and (current.FILES_ALONE) holding a word of
+       the subject beyond the item's file paths when it has such words; then the same from the
+       oldest such hit's own subject, the chain's next step (LATER_FOLLOW: a chain drifts).
     With a query: search it the same way (current.SELF_SHARE x the item's own relevance for it),
     and keep only the hits that step 2 keeps too (its next step at current.SELF_SHARE: the query's
     bars apply as well): the words narrow the subject, they do not replace it.
@@ -608,8 +609,11 @@ def _on_its_subject(conn, item: dict, allowed, options: SearchConfig, now, scope
     while anchors and followed <= LATER_FOLLOW:
         anchor = anchors.pop(0)
         followed += 1
-        found = _fair(conn, anchor, _distinctive_subject(conn, anchor, allowed, options, now, scope), allowed,
-                      options, now, scope, current.DISTINCT_SELF_SHARE if anchor is item else follow_share)
+        subject, terms = _distinctive(conn, anchor, allowed, options, now, scope)
+        found = _fair(conn, anchor, subject, allowed, options, now, scope,
+                      current.DISTINCT_SELF_SHARE if anchor is item else follow_share)
+        if terms and found:  # a shared file is not a shared subject (current.FILES_ALONE)
+            found = current.beyond_files(current._Texts(conn, (), library_tokenizer(conn)), anchor, terms, found)
         new = sorted((h for h in found if h["id"] not in kept and h["id"] != item["id"]),
                      key=lambda h: (-h["score"], -h["id"]))
         kept.update((h["id"], h) for h in new)
@@ -621,6 +625,11 @@ def _distinctive_subject(conn, item: dict, allowed, options: SearchConfig, now, 
     """The item's subject (its decision, fact and file atoms, else its title) as the words that
     few items of its project hold (current.distinctive_terms), each quoted; all the words of its
     title and atoms when none is that rare. The project's items that match the subject best, at any date, are the measure."""
+    return _distinctive(conn, item, allowed, options, now, scope)[0]
+
+
+def _distinctive(conn, item: dict, allowed, options: SearchConfig, now, scope: dict) -> tuple[str, list]:
+    """_distinctive_subject, and its distinctive terms (empty when none is that rare)."""
     tokenizer = library_tokenizer(conn)
     text = current.subject_text(conn, item)
     pool = _search(conn, text, allowed=allowed, limit=LATER_POOL, options=options, now=now, recency_weight=0.0,
@@ -630,7 +639,7 @@ def _distinctive_subject(conn, item: dict, allowed, options: SearchConfig, now, 
     # matches is not a quarter of the project).
     total = _scope_size(conn, allowed, scope) if len(pool) < LATER_POOL else None
     terms = current.distinctive_terms(conn, item, pool, tokenizer, total=total)
-    return " ".join(t.quoted for t in terms) if terms else text
+    return (" ".join(t.quoted for t in terms), terms) if terms else (text, [])
 
 
 def _scope_size(conn, allowed, scope: dict) -> int:
