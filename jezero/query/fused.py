@@ -288,15 +288,17 @@ def _newer_on_near_ties(ranked, shown):
     return ranked, moved
 
 
-def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int) -> tuple[list[tuple], float]:
+def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int,
+                 floor: float = 0.0) -> tuple[list[tuple], float]:
     """The term's matches with bm25's IDF over messages replaced by its IDF over sessions
     (SESSION_IDF), and that IDF: `held` messages of `total` hold it, the sessions are those of
-    `found`, `sessions_n` the library's items."""
+    `found`, `sessions_n` the library's items. A common word (`held` at LANE_MAX_ROWS) counts as
+    held by at least `floor` sessions too (WINDOW_DENSITY)."""
     if not sessions_n or not total:
         return found, 1.0
     seen = len({(r[1], r[2]) for r in found})
     if held >= LANE_MAX_ROWS:
-        seen = max(seen, LANE_MAX_ROWS * sessions_n / total)
+        seen = max(seen, LANE_MAX_ROWS * sessions_n / total, floor)
     by_sessions = bm25.idf(sessions_n, min(seen, sessions_n))
     if not SESSION_IDF:
         return found, by_sessions
