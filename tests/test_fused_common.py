@@ -55,6 +55,10 @@ def test_a_word_every_session_holds_does_not_outrank_a_rarer_one_through_its_new
         monkeypatch.setattr(fused, "WINDOW_DENSITY", False)
         before = search(c, "Maya greyhound", lanes=("messages",), now=NOW)
         assert before[0]["session_id"] in {"s7", "s8", "s9"}  # the newest small talk first
+        # a window wider than WINDOW_MAX_ITEMS (its rows span 3 items here) is left as before
+        monkeypatch.setattr(fused, "WINDOW_DENSITY", True)
+        monkeypatch.setattr(fused, "WINDOW_MAX_ITEMS", 3)
+        assert search(c, "Maya greyhound", lanes=("messages",), now=NOW) == before
     finally:
         c.close()
 
