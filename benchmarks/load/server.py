@@ -65,7 +65,8 @@ def main() -> None:
     ap.add_argument("--no-lean", action="store_true", help="every tool call through the SDK's full path")
     ap.add_argument("--switch-ms", type=float, default=0,
                     help="the interpreter's thread switch interval in ms (sys.setswitchinterval; 0: Python's 5)")
-    ap.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"], help="uvicorn's HTTP parser")
+    ap.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"],
+                    help="uvicorn's HTTP parser (auto: jezero serve's, jezero.server.parser; httptools: uvicorn's own, unbounded head)")
     ap.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"], help="uvicorn's event loop")
     args = ap.parse_args()
     if args.workers > 1 and not args.readers:
@@ -86,8 +87,12 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     from jezero.server.http import WORKER_HEALTHCHECK_S
 
+    from jezero.server import parser
+
+    # auto: what `jezero serve` runs (httptools with h11's bound on a request's head, or h11)
+    http = parser.protocol() if args.http == "auto" else args.http
     uvicorn.run("server:make_app", factory=True, app_dir=str(HERE), host="127.0.0.1", port=args.port,
-                workers=args.workers, log_level="warning", access_log=False, http=args.http, loop=args.loop,
+                workers=args.workers, log_level="warning", access_log=False, http=http, loop=args.loop,
                 timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
 
 
