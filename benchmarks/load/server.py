@@ -22,6 +22,9 @@ sys.path.insert(0, str(HERE.parent.parent))
 def make_app():
     from jezero.server.http import build_http_app
 
+    if os.environ.get("LOAD_SWITCH_MS"):
+        sys.setswitchinterval(float(os.environ["LOAD_SWITCH_MS"]) / 1000)
+
     app = build_http_app(
         os.environ["JEZERO_CONFIG"],
         stateless=os.environ.get("LOAD_STATEFUL") != "1",
@@ -60,7 +63,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0, help="tool calls at once per process (0: anyio's 40)")
     ap.add_argument("--readers", type=int, default=0, help="library reads at once (0: the server's default)")
     ap.add_argument("--no-lean", action="store_true", help="every tool call through the SDK's full path")
-    ap.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"], help="uvicorn's HTTP parser")
+    ap.add_argument("--switch-ms", type=float, default=0,
+                    help="the interpreter's thread switch interval in ms (sys.setswitchinterval; 0: Python's 5)")
+    ap.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"],
+                    help="uvicorn's HTTP parser (auto: jezero serve's, jezero.server.parser; httptools: uvicorn's own, unbounded head)")
     ap.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"], help="uvicorn's event loop")
     args = ap.parse_args()
     if args.workers > 1 and not args.readers:
@@ -72,7 +78,8 @@ def main() -> None:
     os.environ.update({"JEZERO_CONFIG": args.config, "LOAD_CONNECTIONS": args.connections,
                        "LOAD_STATEFUL": "1" if args.stateful else "0", "LOAD_SSE": "1" if args.sse else "0",
                        "LOAD_THREADS": str(args.threads), "LOAD_READERS": str(args.readers),
-                       "LOAD_NO_LEAN": "1" if args.no_lean else "0"})
+                       "LOAD_NO_LEAN": "1" if args.no_lean else "0",
+                       "LOAD_SWITCH_MS": str(args.switch_ms) if args.switch_ms else ""})
     import logging
 
     import uvicorn
@@ -80,8 +87,12 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     from jezero.server.http import WORKER_HEALTHCHECK_S
 
+    from jezero.server import parser
+
+    # auto: what `jezero serve` runs (httptools with h11's bound on a request's head, or h11)
+    http = parser.protocol() if args.http == "auto" else args.http
     uvicorn.run("server:make_app", factory=True, app_dir=str(HERE), host="127.0.0.1", port=args.port,
-                workers=args.workers, log_level="warning", access_log=False, http=args.http, loop=args.loop,
+                workers=args.workers, log_level="warning", access_log=False, http=http, loop=args.loop,
                 timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
 
 

@@ -41,6 +41,7 @@ from jezero import __version__, devices
 from jezero import query as q
 from jezero.config import Config
 from jezero.inbox.uploads import server_core_version
+from jezero.server import parser
 from jezero.server.clients import POLL_SECONDS, ClientRegistry
 from jezero.server.inbox import add_inbox_route
 from jezero.server.lean import LeanToolCalls
@@ -294,7 +295,7 @@ def http_server(
                     "proxy in front (README, \"Safety and limits\")", host)
     app = build_http_app(registry, host=host, **app_options)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                            lifespan="on", timeout_graceful_shutdown=3)
+                            lifespan="on", timeout_graceful_shutdown=3, http=parser.protocol())
     return uvicorn.Server(config)
 
 
@@ -364,7 +365,7 @@ def serve_workers(
                                           "log_level": log_level})
     uvicorn.run("jezero.server.http:worker_app", factory=True, host=host, port=port, workers=workers,
                 log_level=log_level, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
-                timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
+                timeout_worker_healthcheck=WORKER_HEALTHCHECK_S, http=parser.protocol())
 
 
 def worker_app() -> Starlette:
