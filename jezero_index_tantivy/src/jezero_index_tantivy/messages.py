@@ -24,11 +24,11 @@ from pathlib import Path
 import apsw
 import tantivy
 
-from jezero.plugin import MessageRequest
+from jezero.plugin import MessageRequest, library_head
 from jezero_index_tantivy.index import DerivedIndex, any_term, micros, source_filters
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
-FORMAT = 2
+FORMAT = 3
 _WORDS = "jz_message_words"
 # Longer tokens are dropped (base64, hashes pasted whole): FTS5 keeps them, but nobody types one
 # longer than this, and they would make most of the term dictionary.
@@ -43,10 +43,14 @@ READER_CATCH_UP = 200
 # many times while it holds fewer (filters, deleted ids).
 NEWEST_SLACK = 2
 NEWEST_GROWTH = 4
-# A common term in at most one message in this many is read whole rather than through the id
-# range: its list costs less than the range's read of the id column (20k library, 980,000
-# messages: a word in 709 messages 364 -> 115 us, 6,706: 514 -> 374, 27,944: 322 against 764).
-WHOLE_LIST = 64
+# A block of ids (2^20 ms: 17.5 minutes of messages) for the range of a common term's newest.
+BLOCK_BITS = 20
+# A common term is read whole, not through the range, when it is in at most 1/WHOLE_SHARE of the
+# messages the range should hold: a posting of the term ordered by id costs about four times a
+# message of the range's blocks (20k library, 980,000 messages, the 315 common words of the 200
+# load searches: 1/4 summed 84.7 ms against 84.7 choosing each word's cheaper read, 86.9 at 1/2,
+# 90.5 at 1, 89.3 at 1/8; the id range alone, before the blocks: 1.6x that).
+WHOLE_SHARE = 4
 # MessageIndex._top: the broad filters are checked on the query's best hits this many times
 # deeper than asked, then as many times deeper again while too few pass, up to this depth.
 POST_FACTOR = 4
@@ -69,6 +73,10 @@ def _schema() -> tantivy.Schema:
     b = tantivy.SchemaBuilder()
     # Signed integers: a term query of a Python int is taken as signed (an unsigned field misses).
     b.add_integer_field("id", indexed=True, fast=True)
+    # The id's block (id >> BLOCK_BITS) as a term, not fast: a range over it reads the postings
+    # of the blocks in range (MessageIndex._newest), where a range over `id` reads its column
+    # over every message.
+    b.add_integer_field("block", indexed=True, fast=False)
     b.add_integer_field("item", indexed=True, fast=True)
     b.add_integer_field("at", indexed=True, fast=True)  # microseconds since 1970
     b.add_text_field("f_source", tokenizer_name="raw", index_option="basic")
@@ -93,6 +101,7 @@ def _document(row) -> tantivy.Document:
     message_id, item_id, source, project, role, sub, at, text = row
     doc = tantivy.Document()
     doc.add_integer("id", message_id)
+    doc.add_integer("block", message_id >> BLOCK_BITS)
     doc.add_integer("item", item_id)
     doc.add_integer("at", micros(at))
     doc.add_text("f_source", source)
@@ -102,6 +111,18 @@ def _document(row) -> tantivy.Document:
     doc.add_integer("sub", 1 if sub else 0)
     doc.add_text("words", text)
     return doc
+
+
+class PerTerm(list):
+    """A "per_term" answer. `sessions`, when the index's state is exactly the library's head the
+    reader sees (not a state before it, nor after), is the item -> (source, session id) map kept
+    for that state: the caller may read the items its matches name from it and add those it read
+    from the library (jezero.query.messages.engine_term_matches). An item's source and session
+    never change (its uid holds them), and at that state the index holds exactly the library's
+    items, so the map cannot name an item the reader's library lacks; a new state (any write)
+    starts a new map."""
+
+    sessions: dict | None = None
 
 
 class MessageIndex(DerivedIndex):
@@ -120,6 +141,7 @@ class MessageIndex(DerivedIndex):
         super().__init__(library, folder_for(library), _schema())
         self.words = words_analyzer()
         self.tokenizers = {_WORDS: self.words}
+        self._item_sessions: tuple = (None, {})
 
     def _add_all(self, writer, conn: apsw.Connection) -> int:
         written = 0
@@ -139,12 +161,16 @@ class MessageIndex(DerivedIndex):
     # -- answering -------------------------------------------------------------------------------
 
     def matches(self, conn: apsw.Connection, request: MessageRequest) -> list | None:
-        searcher = self._searcher_for(conn)
+        head = library_head(conn)
+        searcher = None if head is None else self._in_step(head)
         if searcher is None:
             return None
         filters = self._filters(request)
         if request.order == "per_term":
-            out = []
+            out = PerTerm()
+            state, applied = self._state
+            if state is searcher and applied == head:
+                out.sessions = self._sessions_of(searcher)
             bounds: list = []  # the library's message id range, read once (_newest)
             for alternatives in request.terms:
                 if request.phrase_rows is not None and self._costly(searcher, alternatives, request.phrase_rows):
@@ -172,6 +198,13 @@ class MessageIndex(DerivedIndex):
         else:
             found = self._by_time(searcher, _with_filters(query, filters), request.limit, request.order == "newest")
         return self._masks(searcher, found, terms)
+
+    def _sessions_of(self, searcher) -> dict:
+        """The item -> (source, session id) map kept for this index state (PerTerm.sessions)."""
+        kept = self._item_sessions
+        if kept[0] is not searcher:  # another state: its items may differ
+            kept = self._item_sessions = (searcher, {})
+        return kept[1]
 
     def _top(self, searcher, query, request: MessageRequest, limit: int) -> list:
         """The `limit` best hits of `query` that pass the request's filters, exactly as a search
@@ -268,11 +301,14 @@ class MessageIndex(DerivedIndex):
         should hold `limit` of them (from the term's share of the messages, spread over the ids
         in use), widened until it does or covers every id: 0.3 ms.
 
-        The bound is a range over the `id` fast field, which tantivy checks by reading that
-        column over every message (0.3 ms at a million): a term in at most one message in
-        WHOLE_LIST is read whole instead (its list costs less than the column), as is a range
-        that would cover every id. Either way the answer is the term's `limit` highest ids that
-        pass the filters. `bounds`: the library's (max id, min id), read here once per request."""
+        The bound is a range over the ids' blocks (`block`, an indexed term: a range over the
+        `id` fast field reads that column over every message, 0.3 ms at a million); a block
+        below `low` holds ids under it, which changes nothing (the hits are still the highest
+        ids). The term's list is read whole instead when it is short next to the range (the
+        messages the range should hold, from the same share: WHOLE_SHARE), or the range would
+        cover every id.
+        Either way the answer is the term's `limit` highest ids that pass the filters. `bounds`:
+        the library's (max id, min id), read here once per request."""
         if not bounds:
             # two subqueries: SQLite reads max() or min() alone from the end of the rowid B-tree,
             # but both in one SELECT scan the whole table (60 ms at a million messages)
@@ -286,14 +322,13 @@ class MessageIndex(DerivedIndex):
         total = max(searcher.num_docs, 1)
         spread = max(top - bottom + 1, total)  # ids per message: 1 when numbered densely
         span = max(int(NEWEST_SLACK * limit * spread / max(held, 1)), limit)
-        whole = held * WHOLE_LIST <= total
         while True:
             low = top - span
-            whole = whole or low <= bottom
+            whole = low <= bottom or held * WHOLE_SHARE <= total * span / spread
             bounded = query if whole else tantivy.Query.boolean_query([
                 (tantivy.Occur.Must, query),
-                (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "id", tantivy.FieldType.Integer,
-                                                               lower_bound=low, upper_bound=None))])
+                (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "block", tantivy.FieldType.Integer,
+                                                               lower_bound=low >> BLOCK_BITS, upper_bound=None))])
             hits = searcher.search(_with_filters(bounded, filters), limit=limit, count=False, order_by_field="id",
                                    order=tantivy.Order.Desc).hits
             if len(hits) >= limit or whole:
