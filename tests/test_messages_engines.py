@@ -173,7 +173,7 @@ def test_an_item_id_given_again_is_shown_by_its_new_session(tmp_path, engine, st
     r = Recaller(path, engine)
     assert r.lane("kettle") == ["a"] and r.lane("kettle filler") == ["a", "f"]
     if engine == "tantivy":  # the map was kept, with both items
-        kept = engines.engine_for(engine, path).message_index._item_sessions[1]
+        kept = engines.engine_for(engine, path).message_index._kept.sessions
         assert kept.get(a) == ("claude-local", "a") and len(kept) == 2
     write(path, [], delete_uids=["x:a:0"])
     (b,) = write(path, [session("b", [("user", "kettle boiled")], uid="x:b:0")])
@@ -186,6 +186,20 @@ def test_an_item_id_given_again_is_shown_by_its_new_session(tmp_path, engine, st
     assert sorted(hits.evidence) == [("claude-local", "b"), ("claude-local", "f")]
 
 
+def test_a_word_read_again_after_a_write_finds_the_new_messages(tmp_path, engine):
+    """The tantivy lane keeps its terms' answers per index state: a write is a new state, whose
+    answer holds the new session (an answer kept across states would not)."""
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session("a", [("user", "kettle descaled")], uid="x:a:0")])
+    r = Recaller(path, engine)
+    assert r.lane("kettle") == ["a"] and r.lane("kettle") == ["a"]
+    write(path, [session("b", [("user", "kettle boiled")], uid="x:b:0", day=1)])
+    assert sorted(r.lane("kettle")) == ["a", "b"]
+    with Store(path) as store:
+        store.set_project(store.db.execute("SELECT id FROM items WHERE uid = 'x:a:0'").fetchone()[0], "other")
+    assert r.lane("kettle", project="other") == ["a"] and r.lane("kettle", project="shop") == ["b"]
+
+
 def test_the_sessions_kept_per_index_state_give_the_answers_read_each_time(tmp_path, engine, monkeypatch):
     """The lane's answers with the tantivy lane's kept sessions (mq.SESSIONS_KEPT) and without
     (each search reads its items' sessions from the library) are the same, over writes; with a
@@ -195,14 +209,17 @@ def test_the_sessions_kept_per_index_state_give_the_answers_read_each_time(tmp_p
                  for i in range(12)])
     queries = ["walnut", "walnut pruned", "tree 3", "pruned 1 walnut"]
     r = Recaller(path, engine)
+    tantivy_messages = sys.modules.get("jezero_index_tantivy.messages")
     for step in range(2):
         answers = {}
         for kept in (0, 5, 50_000):
             monkeypatch.setattr(mq, "SESSIONS_KEPT", kept)
+            if tantivy_messages is not None:  # the terms' answers kept too (none, fewer than asked, all)
+                monkeypatch.setattr(tantivy_messages, "TERMS_KEPT", min(kept, 512))
             answers[kept] = [r.lane(q) for q in queries] + [r.lane(q) for q in queries]
         assert answers[0] == answers[5] == answers[50_000] and answers[0][0]
         if engine == "tantivy":
-            assert len(engines.engine_for(engine, path).message_index._item_sessions[1]) == 12 - step
+            assert len(engines.engine_for(engine, path).message_index._kept.sessions) == 12 - step
         write(path, [session("s3", [("user", "walnut tree moved")], day=3)], delete_uids=["claude-local:s4:0"])
 
 

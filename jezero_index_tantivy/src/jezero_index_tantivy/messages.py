@@ -18,6 +18,8 @@ matches of a term are found by block-max WAND without scoring every message a co
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from itertools import repeat
 from pathlib import Path
 
@@ -51,6 +53,9 @@ BLOCK_BITS = 20
 # load searches: 1/4 summed 84.7 ms against 84.7 choosing each word's cheaper read, 86.9 at 1/2,
 # 90.5 at 1, 89.3 at 1/8; the id range alone, before the blocks: 1.6x that).
 WHOLE_SHARE = 4
+# The terms' answers kept per index state (_Kept): the last this many terms read (each at most
+# the lane's 300 matches, ~45 KB; ~20 MB at most). 0: none is kept.
+TERMS_KEPT = 512
 # MessageIndex._top: the broad filters are checked on the query's best hits this many times
 # deeper than asked, then as many times deeper again while too few pass, up to this depth.
 POST_FACTOR = 4
@@ -125,6 +130,41 @@ class PerTerm(list):
     sessions: dict | None = None
 
 
+_UNKEPT = object()
+
+
+class _Kept:
+    """What the messages index keeps for one of its states (a searcher, which never changes):
+    the items' sessions (PerTerm.sessions) and the last TERMS_KEPT terms' answers ("per_term",
+    keyed by the term's alternatives and every field of the request that shapes its answer). A
+    term's answer is a function of the state alone: its BM25 best come from the searcher, and
+    its newest are its `limit` highest ids passing the filters, however _newest bounds the
+    search. The answers are shared: read only."""
+
+    def __init__(self, searcher):
+        self.searcher = searcher
+        self.sessions: dict = {}
+        self.terms: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def term(self, key):
+        if not TERMS_KEPT:
+            return _UNKEPT
+        with self.lock:
+            found = self.terms.get(key, _UNKEPT)
+            if found is not _UNKEPT:
+                self.terms.move_to_end(key)
+            return found
+
+    def keep(self, key, found) -> None:
+        if not TERMS_KEPT:
+            return
+        with self.lock:
+            self.terms[key] = found
+            while len(self.terms) > TERMS_KEPT:
+                self.terms.popitem(last=False)
+
+
 class MessageIndex(DerivedIndex):
     """The messages of one library file, kept in step with its change log."""
 
@@ -141,7 +181,7 @@ class MessageIndex(DerivedIndex):
         super().__init__(library, folder_for(library), _schema())
         self.words = words_analyzer()
         self.tokenizers = {_WORDS: self.words}
-        self._item_sessions: tuple = (None, {})
+        self._kept = _Kept(None)
 
     def _add_all(self, writer, conn: apsw.Connection) -> int:
         written = 0
@@ -168,23 +208,20 @@ class MessageIndex(DerivedIndex):
         filters = self._filters(request)
         if request.order == "per_term":
             out = PerTerm()
+            kept = self._kept_for(searcher)
             state, applied = self._state
             if state is searcher and applied == head:
-                out.sessions = self._sessions_of(searcher)
+                out.sessions = kept.sessions
             bounds: list = []  # the library's message id range, read once (_newest)
+            asked = (request.sources, request.source, request.projects, request.roles, request.subagents,
+                     request.since, request.before, request.limit, request.phrase_rows, request.common_rows)
             for alternatives in request.terms:
-                if request.phrase_rows is not None and self._costly(searcher, alternatives, request.phrase_rows):
-                    out.append(None)
-                    continue
-                q = self._term_query(alternatives)
-                if q is None:
-                    out.append([])
-                    continue
-                held = self._held(searcher, q, alternatives, request.common_rows)
-                if request.common_rows is not None and held > request.common_rows:
-                    out.append(self._newest(searcher, conn, q, filters, request.limit, held, bounds))
-                else:
-                    out.append(self._per_term(searcher, q, request, request.limit))
+                key = (alternatives, asked)
+                found = kept.term(key)
+                if found is _UNKEPT:
+                    found = self._one_term(searcher, conn, alternatives, request, filters, bounds)
+                    kept.keep(key, found)
+                out.append(found)
             return out
         terms = [self._term_query(alternatives) for alternatives in request.terms]
         kept = [q for q in terms if q is not None]
@@ -199,12 +236,25 @@ class MessageIndex(DerivedIndex):
             found = self._by_time(searcher, _with_filters(query, filters), request.limit, request.order == "newest")
         return self._masks(searcher, found, terms)
 
-    def _sessions_of(self, searcher) -> dict:
-        """The item -> (source, session id) map kept for this index state (PerTerm.sessions)."""
-        kept = self._item_sessions
-        if kept[0] is not searcher:  # another state: its items may differ
-            kept = self._item_sessions = (searcher, {})
-        return kept[1]
+    def _kept_for(self, searcher) -> _Kept:
+        """What is kept for this index state (a searcher: another state starts over)."""
+        kept = self._kept
+        if kept.searcher is not searcher:  # another state: its items and its matches may differ
+            kept = self._kept = _Kept(searcher)
+        return kept
+
+    def _one_term(self, searcher, conn, alternatives: tuple[str, ...], request: MessageRequest, filters: list,
+                  bounds: list):
+        """One term of a "per_term" request: None (a costly phrase), or its matches."""
+        if request.phrase_rows is not None and self._costly(searcher, alternatives, request.phrase_rows):
+            return None
+        q = self._term_query(alternatives)
+        if q is None:
+            return []
+        held = self._held(searcher, q, alternatives, request.common_rows)
+        if request.common_rows is not None and held > request.common_rows:
+            return self._newest(searcher, conn, q, filters, request.limit, held, bounds)
+        return self._per_term(searcher, q, request, request.limit)
 
     def _top(self, searcher, query, request: MessageRequest, limit: int) -> list:
         """The `limit` best hits of `query` that pass the request's filters, exactly as a search
