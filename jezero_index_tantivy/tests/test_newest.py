@@ -57,14 +57,23 @@ def expected(conn, filters: mq.MessageFilters) -> list[tuple[int, int, None]]:
     return [(mid, item, None) for mid, item in rows]
 
 
-@pytest.mark.parametrize("share", [0, messages_module.WHOLE_SHARE, 10**9], ids=["whole", "chosen", "range"])
+WAYS = {  # (WHOLE_SHARE, BLOCK_SHARE)
+    "whole": (0, 0),  # the word's list always read whole
+    "chosen": (messages_module.WHOLE_SHARE, messages_module.BLOCK_SHARE),
+    "blocks": (10**9, 0),  # always through the id blocks, widened while too few pass
+    "ids": (10**9, 10**9),  # always through the id range, likewise
+}
+
+
+@pytest.mark.parametrize("way", list(WAYS))
 @pytest.mark.parametrize("bits", [messages_module.BLOCK_BITS, 10, 30])
-def test_every_way_of_reading_the_newest_gives_the_librarys_answer(tmp_path, monkeypatch, share, bits):
-    """share 0: the word's list always read whole; 10**9: always through the id blocks (widened
-    while too few pass: the old project's, the codex sessions'); blocks of 2^10 ms (one block a
-    message) to 2^30 ms (12 days: a block reaching below the range)."""
+def test_every_way_of_reading_the_newest_gives_the_librarys_answer(tmp_path, monkeypatch, way, bits):
+    """Each way (WAYS; widened while too few pass: the old project's, the codex sessions'), with
+    blocks of 2^10 ms (one block a message) to 2^30 ms (12 days: a block reaching below the
+    range)."""
     monkeypatch.setattr(messages_module, "BLOCK_BITS", bits)
-    monkeypatch.setattr(messages_module, "WHOLE_SHARE", share)
+    monkeypatch.setattr(messages_module, "WHOLE_SHARE", WAYS[way][0])
+    monkeypatch.setattr(messages_module, "BLOCK_SHARE", WAYS[way][1])
     path = tmp_path / "lib.sqlite3"
     library(path)
     engines.forget()

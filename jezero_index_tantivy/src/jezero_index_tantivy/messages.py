@@ -47,12 +47,16 @@ NEWEST_SLACK = 2
 NEWEST_GROWTH = 4
 # A block of ids (2^20 ms: 17.5 minutes of messages) for the range of a common term's newest.
 BLOCK_BITS = 20
-# A common term is read whole, not through the range, when it is in at most 1/WHOLE_SHARE of the
-# messages the range should hold: a posting of the term ordered by id costs about four times a
-# message of the range's blocks (20k library, 980,000 messages, the 315 common words of the 200
-# load searches: 1/4 summed 84.7 ms against 84.7 choosing each word's cheaper read, 86.9 at 1/2,
-# 90.5 at 1, 89.3 at 1/8; the id range alone, before the blocks: 1.6x that).
-WHOLE_SHARE = 4
+# A common term's newest (MessageIndex._newest) are read three ways, whichever should cost least
+# (each gives the same answer): the term's whole list when it is in at most 1/WHOLE_SHARE of the
+# messages the id range should hold; a range over the ids' blocks when the range should hold at
+# most 1/BLOCK_SHARE of the term's messages (the most common words); else the id range. Measured
+# warm, best of 3, on the 315 common words of the 200 load searches (us a search, 100k / 20k
+# libraries): the id range alone 1,820 / 635, whole lists alone 14,697 / 2,973, blocks alone
+# 4,492 / 2,621, whole at 1/4 else blocks 1,385 / 455, these 1,201 / 420 (1/8 and 1/2:
+# 1,219 / 418; 1/32: 1,280 / 415), the best per word 1,078 / 387.
+WHOLE_SHARE = 16
+BLOCK_SHARE = 2
 # The terms' answers kept per index state (_Kept): the last this many terms read (each at most
 # the lane's 300 matches, ~45 KB; ~20 MB at most). 0: none is kept.
 TERMS_KEPT = 512
@@ -351,12 +355,11 @@ class MessageIndex(DerivedIndex):
         should hold `limit` of them (from the term's share of the messages, spread over the ids
         in use), widened until it does or covers every id: 0.3 ms.
 
-        The bound is a range over the ids' blocks (`block`, an indexed term: a range over the
-        `id` fast field reads that column over every message, 0.3 ms at a million); a block
-        below `low` holds ids under it, which changes nothing (the hits are still the highest
-        ids). The term's list is read whole instead when it is short next to the range (the
-        messages the range should hold, from the same share: WHOLE_SHARE), or the range would
-        cover every id.
+        The bound is a range over the `id` fast field, or for the most common words over the
+        ids' blocks (`block`, an indexed term: its postings, where a range over `id` reads that
+        column; BLOCK_SHARE); a block below `low` holds ids under it, which changes nothing
+        (the hits are still the highest ids). The term's list is read whole instead when it is
+        short next to the range (WHOLE_SHARE), or the range would cover every id.
         Either way the answer is the term's `limit` highest ids that pass the filters. `bounds`:
         the library's (max id, min id), read here once per request."""
         if not bounds:
@@ -374,11 +377,17 @@ class MessageIndex(DerivedIndex):
         span = max(int(NEWEST_SLACK * limit * spread / max(held, 1)), limit)
         while True:
             low = top - span
-            whole = low <= bottom or held * WHOLE_SHARE <= total * span / spread
-            bounded = query if whole else tantivy.Query.boolean_query([
-                (tantivy.Occur.Must, query),
-                (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "block", tantivy.FieldType.Integer,
-                                                               lower_bound=low >> BLOCK_BITS, upper_bound=None))])
+            holds = total * span / spread  # about how many messages the range holds
+            whole = low <= bottom or held * WHOLE_SHARE <= holds
+            if whole:
+                bounded = query
+            else:
+                blocks = holds * BLOCK_SHARE <= held
+                field, bound = ("block", low >> BLOCK_BITS) if blocks else ("id", low)
+                bounded = tantivy.Query.boolean_query([
+                    (tantivy.Occur.Must, query),
+                    (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, field, tantivy.FieldType.Integer,
+                                                                   lower_bound=bound, upper_bound=None))])
             hits = searcher.search(_with_filters(bounded, filters), limit=limit, count=False, order_by_field="id",
                                    order=tantivy.Order.Desc).hits
             if len(hits) >= limit or whole:
