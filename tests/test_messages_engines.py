@@ -162,6 +162,67 @@ def test_writes_rewrites_retags_and_deletes_stay_in_step(tmp_path, engine):
     assert r.sessions("rabbitmq") == [] and r.lane("rabbitmq") == []
 
 
+
+def test_an_item_id_given_again_is_shown_by_its_new_session(tmp_path, engine, store_backend):
+    """SQLite gives the highest item id, once deleted, to the next item: the lane must show the
+    new item's session. (The tantivy lane keeps the items' sessions per index state, read from
+    the library once: a map kept across states would show the deleted item's.)"""
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session("f", [("user", "filler words")], uid="x:f:0")])
+    (a,) = write(path, [session("a", [("user", "kettle descaled")], uid="x:a:0")])
+    r = Recaller(path, engine)
+    assert r.lane("kettle") == ["a"] and r.lane("kettle filler") == ["a", "f"]
+    if engine == "tantivy":  # the map was kept, with both items
+        kept = engines.engine_for(engine, path).message_index._kept.sessions
+        assert kept.get(a) == ("claude-local", "a") and len(kept) == 2
+    write(path, [], delete_uids=["x:a:0"])
+    (b,) = write(path, [session("b", [("user", "kettle boiled")], uid="x:b:0")])
+    assert b == a or store_backend == "postgres"  # the same id, now another session's (a sequence on PostgreSQL)
+    assert r.lane("kettle") == ["b"] and r.lane("kettle filler") == ["b", "f"]
+    assert r.sessions("kettle") == ["b"]
+    with open_readonly(path) as conn:  # the sessions the lane scored (the items' gate reads them)
+        hits = fused.message_lane(conn, "kettle filler", sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=5000, engine=engine)
+    assert sorted(hits.evidence) == [("claude-local", "b"), ("claude-local", "f")]
+
+
+def test_a_word_read_again_after_a_write_finds_the_new_messages(tmp_path, engine):
+    """The tantivy lane keeps its terms' answers per index state: a write is a new state, whose
+    answer holds the new session (an answer kept across states would not)."""
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session("a", [("user", "kettle descaled")], uid="x:a:0")])
+    r = Recaller(path, engine)
+    assert r.lane("kettle") == ["a"] and r.lane("kettle") == ["a"]
+    write(path, [session("b", [("user", "kettle boiled")], uid="x:b:0", day=1)])
+    assert sorted(r.lane("kettle")) == ["a", "b"]
+    with Store(path) as store:
+        store.set_project(store.db.execute("SELECT id FROM items WHERE uid = 'x:a:0'").fetchone()[0], "other")
+    assert r.lane("kettle", project="other") == ["a"] and r.lane("kettle", project="shop") == ["b"]
+
+
+def test_the_sessions_kept_per_index_state_give_the_answers_read_each_time(tmp_path, engine, monkeypatch):
+    """The lane's answers with the tantivy lane's kept sessions (mq.SESSIONS_KEPT) and without
+    (each search reads its items' sessions from the library) are the same, over writes; with a
+    bound smaller than the items, the map stops growing and answers stay the same."""
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session(f"s{i}", [("user", f"walnut tree {i}"), ("assistant", f"pruned {i % 3}")], day=i)
+                 for i in range(12)])
+    queries = ["walnut", "walnut pruned", "tree 3", "pruned 1 walnut"]
+    r = Recaller(path, engine)
+    tantivy_messages = sys.modules.get("jezero_index_tantivy.messages")
+    for step in range(2):
+        answers = {}
+        for kept in (0, 5, 50_000):
+            monkeypatch.setattr(mq, "SESSIONS_KEPT", kept)
+            if tantivy_messages is not None:  # the terms' answers kept too (none, fewer than asked, all)
+                monkeypatch.setattr(tantivy_messages, "TERMS_KEPT", min(kept, 512))
+            answers[kept] = [r.lane(q) for q in queries] + [r.lane(q) for q in queries]
+        assert answers[0] == answers[5] == answers[50_000] and answers[0][0]
+        if engine == "tantivy":
+            assert len(engines.engine_for(engine, path).message_index._kept.sessions) == 12 - step
+        write(path, [session("s3", [("user", "walnut tree moved")], day=3)], delete_uids=["claude-local:s4:0"])
+
+
 WRITER = textwrap.dedent("""
     import os, signal, sys
     from datetime import datetime, timezone

@@ -35,7 +35,17 @@ def main() -> None:
     ap.add_argument("--engine", action="append", choices=["fts5", "tantivy"], default=None,
                     help="only this engine (repeatable; default both)")
     ap.add_argument("--profile-out", type=Path, default=None, help="write each engine's profile (top 40) here")
+    ap.add_argument("--nothing-kept", action="store_true",
+                    help="no answers kept between searches (tantivy's messages lane keeps the items' sessions and "
+                         "the terms' answers per index state: server.nothing_kept)")
+    ap.add_argument("--first-sight", action="store_true",
+                    help="time each search's first run, not the median of 3 (kept answers make repeats cheaper)")
     args = ap.parse_args()
+    if args.nothing_kept:
+        import server
+
+        server.nothing_kept()
+    kept = kept_counts()
 
     from jezero.config import SearchConfig
     from jezero.query import search
@@ -66,10 +76,15 @@ def main() -> None:
         for v in variants:
             run(v, q, f)
     times = {v: [] for v in variants}
+    kept.update(dict.fromkeys(kept, 0))  # the warm-up's counts left out
     for q, f in qs:
-        runs = {v: [run(v, q, f) for _ in range(3)] for v in variants}
+        runs = {v: [run(v, q, f) for _ in range(1 if args.first_sight else 3)] for v in variants}
         for v in variants:
             times[v].append(statistics.median(runs[v]))
+    if "tantivy" in chosen:
+        print(json.dumps({"kept": "nothing" if args.nothing_kept else "per index state",
+                          "term answers reused": f"{kept['terms_reused']} of {kept['terms']}",
+                          "items' sessions from the map": f"{kept['items_kept']} of {kept['items']}"}), flush=True)
     for v in variants:
         t = sorted(times[v])
         (name, engine), lanes = v
@@ -101,6 +116,42 @@ def main() -> None:
             path.write_text(out.getvalue())
     for reader in opened:
         reader.__exit__(None, None, None)
+
+
+def kept_counts() -> dict:
+    """Counts of what the tantivy messages lane found kept (term answers, items' sessions), by
+    wrapping the two places it looks; empty without tantivy."""
+    counts = {"terms": 0, "terms_reused": 0, "items": 0, "items_kept": 0}
+    try:
+        from jezero_index_tantivy import messages as tantivy_messages
+    except ImportError:
+        return counts
+    if not hasattr(tantivy_messages, "_Kept"):  # code from before 2026-12-01 20:30 keeps nothing
+        return counts
+    from jezero.query import messages as mq
+
+    term = tantivy_messages._Kept.term
+
+    def counted_term(self, key):
+        found = term(self, key)
+        counts["terms"] += 1
+        counts["terms_reused"] += found is not tantivy_messages._UNKEPT
+        return found
+
+    tantivy_messages._Kept.term = counted_term
+    messages = tantivy_messages.MessageIndex.matches
+
+    def counted_matches(self, conn, request):
+        answer = messages(self, conn, request)
+        known = getattr(answer, "sessions", None)
+        if known is not None and mq.SESSIONS_KEPT:
+            items = {item for found in answer if found for _, item, _ in found}
+            counts["items"] += len(items)
+            counts["items_kept"] += sum(item in known for item in items)
+        return answer
+
+    tantivy_messages.MessageIndex.matches = counted_matches
+    return counts
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
     python benchmarks/load/server.py CONFIG PORT [--connections thread|request]
                                      [--stateful] [--sse] [--workers N] [--threads N] [--readers N]
                                      [--http auto|h11|httptools] [--loop auto|asyncio|uvloop] [--no-lean]
+                                     [--nothing-kept]
 
 With --workers > 1, uvicorn starts that many processes sharing the port, each building the app
 through `make_app` from the environment variables set here.
@@ -24,6 +25,8 @@ def make_app():
 
     if os.environ.get("LOAD_SWITCH_MS"):
         sys.setswitchinterval(float(os.environ["LOAD_SWITCH_MS"]) / 1000)
+    if os.environ.get("LOAD_NOTHING_KEPT") == "1":
+        nothing_kept()
 
     app = build_http_app(
         os.environ["JEZERO_CONFIG"],
@@ -52,6 +55,20 @@ def make_app():
     return app
 
 
+def nothing_kept() -> None:
+    """No answer kept between searches: the tantivy messages lane's items' sessions and terms'
+    answers per index state (jezero.query.messages.SESSIONS_KEPT, jezero_index_tantivy's
+    TERMS_KEPT), for figures without them."""
+    from jezero.query import messages
+
+    messages.SESSIONS_KEPT = 0
+    try:
+        from jezero_index_tantivy import messages as tantivy_messages
+    except ImportError:
+        return
+    tantivy_messages.TERMS_KEPT = 0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("config")
@@ -68,6 +85,7 @@ def main() -> None:
     ap.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"],
                     help="uvicorn's HTTP parser (auto: jezero serve's, jezero.server.parser; httptools: uvicorn's own, unbounded head)")
     ap.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"], help="uvicorn's event loop")
+    ap.add_argument("--nothing-kept", action="store_true", help="no answers kept between searches (nothing_kept)")
     args = ap.parse_args()
     if args.workers > 1 and not args.readers:
         # as `jezero serve --workers N` does: the cores shared out (before 2026-12-01 15:00 each
@@ -79,7 +97,8 @@ def main() -> None:
                        "LOAD_STATEFUL": "1" if args.stateful else "0", "LOAD_SSE": "1" if args.sse else "0",
                        "LOAD_THREADS": str(args.threads), "LOAD_READERS": str(args.readers),
                        "LOAD_NO_LEAN": "1" if args.no_lean else "0",
-                       "LOAD_SWITCH_MS": str(args.switch_ms) if args.switch_ms else ""})
+                       "LOAD_SWITCH_MS": str(args.switch_ms) if args.switch_ms else "",
+                       "LOAD_NOTHING_KEPT": "1" if args.nothing_kept else "0"})
     import logging
 
     import uvicorn

@@ -393,13 +393,24 @@ def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, st
     # A session scores, per term, its best message's bm25 for it. Adding later messages too (0.05,
     # 0.1 or 0.3 of their own) lowered coding R@1 on half A (0.827 -> 0.792, 0.720, ~0.5): a word
     # repeated through a test log outweighed the message about it.
+    # (One dict lookup a row where setdefault made a dict each time; a relevance above -1.0 is
+    # kept, as against the default (-1.0, 0) before.)
     best: dict[tuple[str, str], dict[str, tuple[float, int]]] = {}
+    get = best.get
     for text, found in per_term:
         for mid, source, session_id, relevance in found:
-            by_term = best.setdefault((source, session_id), {})
-            if relevance > by_term.get(text, (-1.0, 0))[0]:
+            key = (source, session_id)
+            by_term = get(key)
+            if by_term is None:
+                best[key] = {text: (relevance, mid)} if relevance > -1.0 else {}
+                continue
+            was = by_term.get(text)
+            if was is None:
+                if relevance > -1.0:
+                    by_term[text] = (relevance, mid)
+            elif relevance > was[0]:
                 by_term[text] = (relevance, mid)
-    return [(key, sum(r for r, _ in by_term.values()), by_term) for key, by_term in best.items()]
+    return [(key, sum([r for r, _ in by_term.values()]), by_term) for key, by_term in best.items()]
 
 
 def _rank_sessions(scored: list[tuple], sessions: int) -> list[tuple[int, float, list[str]]]:
@@ -407,12 +418,17 @@ def _rank_sessions(scored: list[tuple], sessions: int) -> list[tuple[int, float,
     it holds). A session's best message is the one with the highest sum over the terms it is best
     for; on equal scores, the session whose best message scores more, then the newer. Only the
     sessions that can place are looked at message by message."""
-    scored = sorted(scored, key=lambda s: -s[1])
+    # (The bar from the scores alone, sorted as floats: the order below is total, message ids
+    # being unique, so the sessions need no sort of their own first.)
     if len(scored) > sessions:
-        bar = scored[sessions - 1][1]
+        bar = sorted([s[1] for s in scored], reverse=True)[sessions - 1]
         scored = [s for s in scored if s[1] >= bar]
     ranked = []
     for _key, score, by_term in scored:
+        if len(by_term) == 1:  # one term: its best message is the session's
+            (relevance, top), = by_term.values()
+            ranked.append((score, 0.0 + relevance, top, list(by_term)))
+            continue
         per_message: dict[int, float] = {}
         for relevance, mid in by_term.values():
             per_message[mid] = per_message.get(mid, 0.0) + relevance

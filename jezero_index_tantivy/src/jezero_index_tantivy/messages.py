@@ -18,16 +18,19 @@ matches of a term are found by block-max WAND without scoring every message a co
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from itertools import repeat
 from pathlib import Path
 
 import apsw
 import tantivy
 
-from jezero.plugin import MessageRequest
+from jezero.plugin import MessageRequest, library_head
 from jezero_index_tantivy.index import DerivedIndex, any_term, micros, source_filters
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
-FORMAT = 2
+FORMAT = 3
 _WORDS = "jz_message_words"
 # Longer tokens are dropped (base64, hashes pasted whole): FTS5 keeps them, but nobody types one
 # longer than this, and they would make most of the term dictionary.
@@ -42,6 +45,21 @@ READER_CATCH_UP = 200
 # many times while it holds fewer (filters, deleted ids).
 NEWEST_SLACK = 2
 NEWEST_GROWTH = 4
+# A block of ids (2^20 ms: 17.5 minutes of messages) for the range of a common term's newest.
+BLOCK_BITS = 20
+# A common term's newest (MessageIndex._newest) are read three ways, whichever should cost least
+# (each gives the same answer): the term's whole list when it is in at most 1/WHOLE_SHARE of the
+# messages the id range should hold; a range over the ids' blocks when the range should hold at
+# most 1/BLOCK_SHARE of the term's messages (the most common words); else the id range. Measured
+# warm, best of 3, on the 315 common words of the 200 load searches (us a search, 100k / 20k
+# libraries): the id range alone 1,820 / 635, whole lists alone 14,697 / 2,973, blocks alone
+# 4,492 / 2,621, whole at 1/4 else blocks 1,385 / 455, these 1,201 / 420 (1/8 and 1/2:
+# 1,219 / 418; 1/32: 1,280 / 415), the best per word 1,078 / 387.
+WHOLE_SHARE = 16
+BLOCK_SHARE = 2
+# The terms' answers kept per index state (_Kept): the last this many terms read (each at most
+# the lane's 300 matches, ~45 KB; ~20 MB at most). 0: none is kept.
+TERMS_KEPT = 512
 # MessageIndex._top: the broad filters are checked on the query's best hits this many times
 # deeper than asked, then as many times deeper again while too few pass, up to this depth.
 POST_FACTOR = 4
@@ -64,6 +82,10 @@ def _schema() -> tantivy.Schema:
     b = tantivy.SchemaBuilder()
     # Signed integers: a term query of a Python int is taken as signed (an unsigned field misses).
     b.add_integer_field("id", indexed=True, fast=True)
+    # The id's block (id >> BLOCK_BITS) as a term, not fast: a range over it reads the postings
+    # of the blocks in range (MessageIndex._newest), where a range over `id` reads its column
+    # over every message.
+    b.add_integer_field("block", indexed=True, fast=False)
     b.add_integer_field("item", indexed=True, fast=True)
     b.add_integer_field("at", indexed=True, fast=True)  # microseconds since 1970
     b.add_text_field("f_source", tokenizer_name="raw", index_option="basic")
@@ -88,6 +110,7 @@ def _document(row) -> tantivy.Document:
     message_id, item_id, source, project, role, sub, at, text = row
     doc = tantivy.Document()
     doc.add_integer("id", message_id)
+    doc.add_integer("block", message_id >> BLOCK_BITS)
     doc.add_integer("item", item_id)
     doc.add_integer("at", micros(at))
     doc.add_text("f_source", source)
@@ -97,6 +120,53 @@ def _document(row) -> tantivy.Document:
     doc.add_integer("sub", 1 if sub else 0)
     doc.add_text("words", text)
     return doc
+
+
+class PerTerm(list):
+    """A "per_term" answer. `sessions`, when the index's state is exactly the library's head the
+    reader sees (not a state before it, nor after), is the item -> (source, session id) map kept
+    for that state: the caller may read the items its matches name from it and add those it read
+    from the library (jezero.query.messages.engine_term_matches). An item's source and session
+    never change (its uid holds them), and at that state the index holds exactly the library's
+    items, so the map cannot name an item the reader's library lacks; a new state (any write)
+    starts a new map."""
+
+    sessions: dict | None = None
+
+
+_UNKEPT = object()
+
+
+class _Kept:
+    """What the messages index keeps for one of its states (a searcher, which never changes):
+    the items' sessions (PerTerm.sessions) and the last TERMS_KEPT terms' answers ("per_term",
+    keyed by the term's alternatives and every field of the request that shapes its answer). A
+    term's answer is a function of the state alone: its BM25 best come from the searcher, and
+    its newest are its `limit` highest ids passing the filters, however _newest bounds the
+    search. The answers are shared: read only."""
+
+    def __init__(self, searcher):
+        self.searcher = searcher
+        self.sessions: dict = {}
+        self.terms: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def term(self, key):
+        if not TERMS_KEPT:
+            return _UNKEPT
+        with self.lock:
+            found = self.terms.get(key, _UNKEPT)
+            if found is not _UNKEPT:
+                self.terms.move_to_end(key)
+            return found
+
+    def keep(self, key, found) -> None:
+        if not TERMS_KEPT:
+            return
+        with self.lock:
+            self.terms[key] = found
+            while len(self.terms) > TERMS_KEPT:
+                self.terms.popitem(last=False)
 
 
 class MessageIndex(DerivedIndex):
@@ -115,6 +185,7 @@ class MessageIndex(DerivedIndex):
         super().__init__(library, folder_for(library), _schema())
         self.words = words_analyzer()
         self.tokenizers = {_WORDS: self.words}
+        self._kept = _Kept(None)
 
     def _add_all(self, writer, conn: apsw.Connection) -> int:
         written = 0
@@ -134,25 +205,27 @@ class MessageIndex(DerivedIndex):
     # -- answering -------------------------------------------------------------------------------
 
     def matches(self, conn: apsw.Connection, request: MessageRequest) -> list | None:
-        searcher = self._searcher_for(conn)
+        head = library_head(conn)
+        searcher = None if head is None else self._in_step(head)
         if searcher is None:
             return None
         filters = self._filters(request)
         if request.order == "per_term":
-            out = []
+            out = PerTerm()
+            kept = self._kept_for(searcher)
+            state, applied = self._state
+            if state is searcher and applied == head:
+                out.sessions = kept.sessions
+            bounds: list = []  # the library's message id range, read once (_newest)
+            asked = (request.sources, request.source, request.projects, request.roles, request.subagents,
+                     request.since, request.before, request.limit, request.phrase_rows, request.common_rows)
             for alternatives in request.terms:
-                if request.phrase_rows is not None and self._costly(searcher, alternatives, request.phrase_rows):
-                    out.append(None)
-                    continue
-                q = self._term_query(alternatives)
-                if q is None:
-                    out.append([])
-                    continue
-                held = self._held(searcher, q, alternatives, request.common_rows)
-                if request.common_rows is not None and held > request.common_rows:
-                    out.append(self._newest(searcher, conn, q, filters, request.limit, held))
-                else:
-                    out.append(self._per_term(searcher, q, request, request.limit))
+                key = (alternatives, asked)
+                found = kept.term(key)
+                if found is _UNKEPT:
+                    found = self._one_term(searcher, conn, alternatives, request, filters, bounds)
+                    kept.keep(key, found)
+                out.append(found)
             return out
         terms = [self._term_query(alternatives) for alternatives in request.terms]
         kept = [q for q in terms if q is not None]
@@ -166,6 +239,26 @@ class MessageIndex(DerivedIndex):
         else:
             found = self._by_time(searcher, _with_filters(query, filters), request.limit, request.order == "newest")
         return self._masks(searcher, found, terms)
+
+    def _kept_for(self, searcher) -> _Kept:
+        """What is kept for this index state (a searcher: another state starts over)."""
+        kept = self._kept
+        if kept.searcher is not searcher:  # another state: its items and its matches may differ
+            kept = self._kept = _Kept(searcher)
+        return kept
+
+    def _one_term(self, searcher, conn, alternatives: tuple[str, ...], request: MessageRequest, filters: list,
+                  bounds: list):
+        """One term of a "per_term" request: None (a costly phrase), or its matches."""
+        if request.phrase_rows is not None and self._costly(searcher, alternatives, request.phrase_rows):
+            return None
+        q = self._term_query(alternatives)
+        if q is None:
+            return []
+        held = self._held(searcher, q, alternatives, request.common_rows)
+        if request.common_rows is not None and held > request.common_rows:
+            return self._newest(searcher, conn, q, filters, request.limit, held, bounds)
+        return self._per_term(searcher, q, request, request.limit)
 
     def _top(self, searcher, query, request: MessageRequest, limit: int) -> list:
         """The `limit` best hits of `query` that pass the request's filters, exactly as a search
@@ -252,17 +345,31 @@ class MessageIndex(DerivedIndex):
         return list(zip(searcher.fast_field_values("id", addresses), searcher.fast_field_values("item", addresses),
                         (score for score, _ in hits)))
 
-    def _newest(self, searcher, conn, query, filters, limit: int, held: int) -> list[tuple[int, int, None]]:
+    def _newest(self, searcher, conn, query, filters, limit: int, held: int,
+                bounds: list | None = None) -> list[tuple[int, int, None]]:
         """A common term's `limit` newest messages that pass the filters (highest ids first, as
         FTS5's `ORDER BY rowid DESC LIMIT`: message ids follow the messages' time,
         jezero.store.messages.time_id), score None (the caller scores them alike). Ordering
         the whole list by id costs as much as ranking it (2-3 ms for a word in a third of 490,000
         messages); the newest lie in the last ids, so the search is bounded to an id range that
         should hold `limit` of them (from the term's share of the messages, spread over the ids
-        in use), widened until it does or covers every id: 0.3 ms."""
-        # two subqueries: SQLite reads max() or min() alone from the end of the rowid B-tree, but
-        # both in one SELECT scan the whole table (60 ms at a million messages)
-        top, bottom = conn.execute("SELECT (SELECT max(id) FROM messages), (SELECT min(id) FROM messages)").fetchone()
+        in use), widened until it does or covers every id: 0.3 ms.
+
+        The bound is a range over the `id` fast field, or for the most common words over the
+        ids' blocks (`block`, an indexed term: its postings, where a range over `id` reads that
+        column; BLOCK_SHARE); a block below `low` holds ids under it, which changes nothing
+        (the hits are still the highest ids). The term's list is read whole instead when it is
+        short next to the range (WHOLE_SHARE), or the range would cover every id.
+        Either way the answer is the term's `limit` highest ids that pass the filters. `bounds`:
+        the library's (max id, min id), read here once per request."""
+        if not bounds:
+            # two subqueries: SQLite reads max() or min() alone from the end of the rowid B-tree,
+            # but both in one SELECT scan the whole table (60 ms at a million messages)
+            found = conn.execute("SELECT (SELECT max(id) FROM messages), (SELECT min(id) FROM messages)").fetchone()
+            if bounds is None:
+                bounds = []
+            bounds[:] = found
+        top, bottom = bounds
         if top is None:
             return []
         total = max(searcher.num_docs, 1)
@@ -270,18 +377,25 @@ class MessageIndex(DerivedIndex):
         span = max(int(NEWEST_SLACK * limit * spread / max(held, 1)), limit)
         while True:
             low = top - span
-            bounded = query if low <= 0 else tantivy.Query.boolean_query([
-                (tantivy.Occur.Must, query),
-                (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "id", tantivy.FieldType.Integer,
-                                                               lower_bound=low, upper_bound=None))])
+            holds = total * span / spread  # about how many messages the range holds
+            whole = low <= bottom or held * WHOLE_SHARE <= holds
+            if whole:
+                bounded = query
+            else:
+                blocks = holds * BLOCK_SHARE <= held
+                field, bound = ("block", low >> BLOCK_BITS) if blocks else ("id", low)
+                bounded = tantivy.Query.boolean_query([
+                    (tantivy.Occur.Must, query),
+                    (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, field, tantivy.FieldType.Integer,
+                                                                   lower_bound=bound, upper_bound=None))])
             hits = searcher.search(_with_filters(bounded, filters), limit=limit, count=False, order_by_field="id",
                                    order=tantivy.Order.Desc).hits
-            if len(hits) >= limit or low <= 0:
+            if len(hits) >= limit or whole:
                 break
             span *= NEWEST_GROWTH
-        addresses = [a for _, a in hits]
-        return [(mid, item, None) for mid, item in zip(searcher.fast_field_values("id", addresses),
-                                                       searcher.fast_field_values("item", addresses))]
+        # ordered by `id`, each hit comes with its id: only the items are read from the column
+        return list(zip([mid for mid, _ in hits], searcher.fast_field_values("item", [a for _, a in hits]),
+                        repeat(None)))
 
     def _by_time(self, searcher, query, limit: int, newest: bool) -> list[tuple[int, float]]:
         """The first `limit` matches in time order, ties in message id order the same way (as
