@@ -79,6 +79,13 @@ GATE_POWER = 4
 # MRR@10 0.876 -> 0.892, the chats unchanged (benchmarks/retrieval/README.md).
 CURRENT_EVIDENCE = 0.25
 UNHELD_GATE = 0
+# A common word (in more than LANE_MAX_ROWS messages) is read by the lane at its newest
+# LANE_MAX_ROWS only, so in a large library the lane never looks at an older session holding it:
+# its evidence read 0 and its item was gated to nothing, though its transcript holds the words
+# (`how are invoice PDFs generated`, padded by 2,000 newer sessions: items 1st, fused out of 10).
+# With READ_UNREAD each items session's own messages are searched for the common words the lane
+# did not read there (unread_evidence()); "not read" no longer counts as "not held".
+READ_UNREAD = True
 # A revision the items lane's current-first placed before an older hit of its subject (current.py)
 # takes that hit's gate when it is higher: its own transcript is short and says the new choice in
 # other words, and the gate would drop it out of the fused list before the fused current-first
@@ -255,6 +262,11 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             out.evidence = {key: score for key, score, _ in scored}  # for the items' gate
             out.held = {key: by_term.keys() for key, _, by_term in scored}  # the terms each transcript holds
             out.names = frozenset(t.text for t in terms if t.part_of is None and _is_name(t))
+            # for the items' gate (unread_evidence): each term's weight, and what each message of a
+            # common word read at its newest only scored (alike, by the rule above)
+            out.weights, out.filters, by_text = weights, filters, {t.text: t for t in terms}
+            out.common = {text: (found[0][3], mq.lane_expression(by_text[text])) for text, found in per_term
+                          if text in capped and len(found) >= LANE_MAX_ROWS and text in by_text}
             for best, score, matched in ranked:
                 m = shown.get(best)
                 if m is None:
@@ -377,12 +389,14 @@ class Ranked:
     gate: dict[tuple[str, str], float] | None = None
 
 
-def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
+def items_ranked(item_hits: list[dict], lane: list[LaneHit], read: dict | None = None) -> Ranked:
     """The items' session order for fusion. Its weight is its separation; each session's share is
     gated by the messages lane's evidence for it, (its messages score / the lane's best) **
     GATE_POWER: an item that leads on words its transcript barely holds (a chat summary matched
     through everyday words) gives way, one whose transcript agrees keeps its say. Without messages
-    (an old library, a query of short words, a lane out of work) the items rank alone."""
+    (an old library, a query of short words, a lane out of work) the items rank alone. `read`:
+    the evidence of sessions whose transcripts were read for the lane's common words
+    (unread_evidence(), READ_UNREAD), in place of the lane's own, never above the lane's best."""
     keys, shown = [], []
     for h in item_hits:
         key = (h["source"], h["session_id"])
@@ -393,7 +407,9 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
     evidence = getattr(lane, "evidence", None)
     if lane and evidence:
         best = max(evidence.values())  # the lane's first may be a near tie moved up (NEAR_TIE)
-        gate = {key: (evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
+        if read:
+            evidence = {**evidence, **read}
+        gate = {key: min(1.0, evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
         if INHERIT_GATE:
             by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
             for moved, anchor in getattr(item_hits, "placed", {}).items():
@@ -515,11 +531,65 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
         hits.cut, hits.notes = lane.cut, notes
         return hits
     item_hits = items_lane(max(limit, ITEMS_SESSIONS))
-    fused = fuse(conn, [items_ranked(item_hits, lane)] + ranked, limit, explain=explain, arrange=arrange)
+    read = unread_evidence(conn, lane, item_hits, time_budget_ms) if READ_UNREAD else None
+    fused = fuse(conn, [items_ranked(item_hits, lane, read)] + ranked, limit, explain=explain, arrange=arrange)
     hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False)
     hits.notes = notes
     return hits
+
+
+def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_budget_ms: int) -> dict:
+    """READ_UNREAD: the evidence of each items session whose transcript the messages lane did not
+    read whole, its common words (read at their newest LANE_MAX_ROWS messages only) looked up in
+    that session's own messages: for each of its items, the FTS5 match of the word within the
+    item's range of message ids (a bounded read of one session; the first match ends it). A word
+    found there scores what each of its messages scored in the lane; the session's evidence is
+    then computed as the lane computes it (its terms' scores summed, times the weighted share of
+    the query's words it holds to COVERAGE_POWER). A session whose transcript lacks the words
+    still has no say; one the lane never looked at no longer loses its say for that. Only the
+    sessions that gain are returned (by (source, session_id)); {} when the lane read every word
+    whole, on a backend ranking the messages itself, or out of work."""
+    common = getattr(lane, "common", None) if lane else None
+    if not common or mq.backend(conn) is not None:
+        return {}
+    evidence, held, weights = lane.evidence, lane.held, lane.weights
+    whole = sum(weights.values())
+    where, args = lane.filters.sql()
+    sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+           "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND m.item_id = ?"
+           f"{' AND ' + where if where else ''} LIMIT 1")
+
+    def share(terms) -> float:
+        if not COVERAGE_POWER or whole <= 0:
+            return 1.0
+        return (sum(weights.get(t, 0.0) for t in terms) / whole) ** COVERAGE_POWER
+
+    out: dict[tuple[str, str], float] = {}
+    items: dict[tuple[str, str], list[int]] = {}
+    for h in item_hits:
+        items.setdefault((h["source"], h["session_id"]), [])
+    with budget(conn, time_budget_ms):
+        try:
+            for key in list(items)[:ITEMS_SESSIONS]:
+                have = held.get(key, _NONE)
+                todo = [t for t in common if t not in have]
+                if not todo:
+                    continue
+                ranges = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? AND "
+                                      "session_id = ? GROUP BY item_id", key).fetchall()
+                found = [t for t in todo
+                         if any(conn.execute(sql, [common[t][1], lo, hi, item, *args]).fetchone() is not None
+                                for item, lo, hi in ranges)]
+                if not found:
+                    continue
+                before = share(have)
+                raw = evidence.get(key, 0.0) / before if before > 0 else 0.0
+                raw += sum(common[t][0] for t in found)
+                out[key] = raw * share(set(have) | set(found))
+        except apsw.InterruptError:
+            return {}  # out of work: the lane's own evidence stands
+    return out
 
 
 def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
