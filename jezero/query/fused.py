@@ -16,7 +16,9 @@ transcript. search() therefore ranks twice and fuses:
   message (the highest sum over its terms). A word also matches its other English forms
   (terms.word_forms). A term in more than LANE_MAX_ROWS messages is read at its newest
   LANE_MAX_ROWS (what passes the filters), each scored alike: older sessions holding only that
-  word are not seen by this lane (`explain` says so; the items lane still reads it). A term the index reads as a
+  word are not seen by this lane (`explain` says so; the items lane still reads it). Its IDF
+  counts it as held by its share of the sessions within those rows' time, over every session
+  within the filters (WINDOW_DENSITY), not by the few sessions its newest rows reached. A term the index reads as a
   phrase (`scripts/order_event.py`: four words) is looked up only when its words are in
   PHRASE_MAX_ROWS messages at most, together: FTS5 reads every word's list to check positions,
   which for four common words cost 10-40 ms at 2,000 sessions. Such identifiers are what the
@@ -49,7 +51,7 @@ import apsw
 
 from jezero.query import bm25, current, stats
 from jezero.query import messages as mq
-from jezero.query.common import Hits, budget, fetch_hits
+from jezero.query.common import Hits, budget, fetch_hits, time_conditions
 from jezero.query.errors import QueryError
 from jezero.query.terms import is_stop_word
 
@@ -153,6 +155,18 @@ NEAR_TIE = 0.1
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
 # search cost 2.48x the items alone at 1,000, 2.11x at 500, 2.02x at 300 (p50, a loaded machine).
 LANE_MAX_ROWS = 300
+# A common word weighs as held by its share of the sessions within its newest rows' time, times
+# the sessions within the search's filters (_common_floors), no longer by the sessions those rows
+# reached alone. A speaker's name in every message of a chat reached the newest 12 of its
+# conversation's 30 sessions and weighed as a word 12 sessions hold (IDF 2.2, where `dog`, which
+# 26 of the 30 hold, weighs 1.3), so the newest small talk outranked older sessions holding the
+# question's other words; a library of thousands of sessions reads most words so. No quality
+# constant (WINDOW_MAX_ITEMS bounds the work: a word whose newest rows span more items is left as
+# before). Half A (benchmarks/retrieval/README.md, branch chats): chats MRR@10 0.383 -> 0.399,
+# coding and long chats unchanged; with 2,000 distractor sessions coding MRR@10 0.708 -> 0.745,
+# chats 0.255 -> 0.344, long chats unchanged.
+WINDOW_DENSITY = True
+WINDOW_MAX_ITEMS = 1000
 # A phrase (a term the index reads as several words) is looked up only when its words' lists hold
 # this many rows at most, together.
 PHRASE_MAX_ROWS = 10_000
@@ -242,9 +256,10 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 if found:
                     held_by[t.text] = min(held, LANE_MAX_ROWS)
                     per_term.append((t.text, found))
+            floors = _common_floors(conn, per_term, capped, filters, sessions_n) if WINDOW_DENSITY else {}
             weights: dict[str, float] = {}  # each term's IDF over sessions, for coverage
             for i, (text, found) in enumerate(per_term):
-                found, weights[text] = _by_sessions(found, held_by[text], total, sessions_n)
+                found, weights[text] = _by_sessions(found, held_by[text], total, sessions_n, floors.get(text, 0.0))
                 per_term[i] = (text, found)
             scored = _scores(per_term)
             whole = sum(weights.values())
@@ -281,6 +296,57 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             return out
 
 
+def _common_floors(conn: apsw.Connection, per_term, capped, filters: mq.MessageFilters,
+                   sessions_n: int) -> dict[str, float]:
+    """WINDOW_DENSITY: for each common word read at its newest LANE_MAX_ROWS messages, the
+    sessions estimated to hold it: those its rows reached, times the items within the filters over
+    the items within the rows' time (those that end after the oldest row read). Items stand in for
+    sessions (most sessions are one item): both counts are index searches of the items' times, per
+    source, the window's counted up to WINDOW_MAX_ITEMS (a word whose newest rows span more is left
+    as before: its rows reached many sessions)."""
+    out: dict[str, float] = {}
+    todo = [(text, found) for text, found in per_term if text in capped and len(found) >= LANE_MAX_ROWS]
+    if not todo:
+        return out  # under the cap once filtered: every message holding it was read
+    if filters.source is not None:
+        sources = [filters.source] if filters.sources is None or filters.source in filters.sources else []
+    elif filters.sources is not None:
+        sources = list(filters.sources)
+    else:  # the library's sources, one index seek each
+        sources = [r[0] for r in conn.execute(
+            "WITH RECURSIVE s(x) AS (SELECT min(source) FROM items UNION ALL "
+            "SELECT (SELECT min(source) FROM items WHERE source > s.x) FROM s WHERE s.x IS NOT NULL) "
+            "SELECT x FROM s WHERE x IS NOT NULL")]
+    where, args = ["i.source = ?"], []
+    if filters.projects is not None:
+        where.append(f"i.project IN ({','.join('?' * len(filters.projects))})")
+        args += filters.projects
+    when, when_args = time_conditions("i.occurred_at", filters.since, filters.before)
+    where, args = where + when, args + when_args
+
+    def count(extra: str, extra_args: list, cap: int | None) -> int:
+        sql = f"SELECT 1 FROM items AS i WHERE {' AND '.join(where + ([extra] if extra else []))}"
+        sql = f"SELECT count(*) FROM ({sql}{' LIMIT ?' if cap else ''}) AS w"
+        return sum(conn.execute(sql, [src, *args, *extra_args, *([cap] if cap else [])]).fetchone()[0]
+                   for src in sources)
+
+    scope = None
+    for text, found in todo:
+        oldest = conn.execute("SELECT at FROM messages WHERE id = ?", (min(r[0] for r in found),)).fetchone()
+        if oldest is None:
+            continue  # deleted by a writer since the lane read it
+        window = count("i.occurred_at >= ?", [oldest[0]], WINDOW_MAX_ITEMS)
+        if window >= WINDOW_MAX_ITEMS:
+            continue
+        if scope is None:
+            plain = filters.projects is None and filters.since is None and filters.before is None \
+                and filters.source is None and filters.sources is None
+            scope = sessions_n if plain else count("", [], None)
+        seen = len({(r[1], r[2]) for r in found})
+        out[text] = seen * scope / max(window, seen, 1)
+    return out
+
+
 def _newer_on_near_ties(ranked, shown):
     """The lane's order with recency on near ties (NEAR_TIE): one pass down `ranked` ((best message
     id, score, terms), best first); a session scoring at least (1 - NEAR_TIE) of the one above
@@ -300,15 +366,17 @@ def _newer_on_near_ties(ranked, shown):
     return ranked, moved
 
 
-def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int) -> tuple[list[tuple], float]:
+def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int,
+                 floor: float = 0.0) -> tuple[list[tuple], float]:
     """The term's matches with bm25's IDF over messages replaced by its IDF over sessions
     (SESSION_IDF), and that IDF: `held` messages of `total` hold it, the sessions are those of
-    `found`, `sessions_n` the library's items."""
+    `found`, `sessions_n` the library's items. A common word (`held` at LANE_MAX_ROWS) counts as
+    held by at least `floor` sessions too (WINDOW_DENSITY)."""
     if not sessions_n or not total:
         return found, 1.0
     seen = len({(r[1], r[2]) for r in found})
     if held >= LANE_MAX_ROWS:
-        seen = max(seen, LANE_MAX_ROWS * sessions_n / total)
+        seen = max(seen, LANE_MAX_ROWS * sessions_n / total, floor)
     by_sessions = bm25.idf(sessions_n, min(seen, sessions_n))
     if not SESSION_IDF:
         return found, by_sessions
