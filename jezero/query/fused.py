@@ -88,6 +88,9 @@ UNHELD_GATE = 0
 # With READ_UNREAD each items session's own messages are searched for the common words the lane
 # did not read there (unread_evidence()); "not read" no longer counts as "not held".
 READ_UNREAD = True
+READ_SEEN = False
+READ_SESSIONS = 30
+READ_NAMES = True
 # A revision the items lane's current-first placed before an older hit of its subject (current.py)
 # takes that hit's gate when it is higher: its own transcript is short and says the new choice in
 # other words, and the gate would drop it out of the fused list before the fused current-first
@@ -280,8 +283,9 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             # for the items' gate (unread_evidence): each term's weight, and what each message of a
             # common word read at its newest only scored (alike, by the rule above)
             out.weights, out.filters, by_text = weights, filters, {t.text: t for t in terms}
-            out.common = {text: (found[0][3], mq.lane_expression(by_text[text])) for text, found in per_term
-                          if text in capped and len(found) >= LANE_MAX_ROWS and text in by_text}
+            out.common = {text: (found[0][3], mq.lane_expression(by_text[text]),
+                                 _is_name(by_text[text]) or by_text[text].part_of is not None)
+                          for text, found in per_term if text in capped and len(found) >= LANE_MAX_ROWS and text in by_text}
             for best, score, matched in ranked:
                 m = shown.get(best)
                 if m is None:
@@ -621,6 +625,10 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
     common = getattr(lane, "common", None) if lane else None
     if not common or mq.backend(conn) is not None:
         return {}
+    if READ_NAMES:
+        common = {t: c for t, c in common.items() if c[2]}
+        if not common:
+            return {}
     evidence, held, weights = lane.evidence, lane.held, lane.weights
     whole = sum(weights.values())
     where, args = lane.filters.sql()
@@ -635,20 +643,27 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
 
     out: dict[tuple[str, str], float] = {}
     items: dict[tuple[str, str], list[int]] = {}
+    ranked: dict[tuple[str, str], None] = {}  # the items lane's sessions, in its order
     for h in item_hits:
-        items.setdefault((h["source"], h["session_id"]), [])
+        key = (h["source"], h["session_id"])
+        if key not in ranked and len(ranked) >= READ_SESSIONS:
+            continue
+        ranked.setdefault(key)
+        if READ_SEEN or key not in evidence:  # else the lane read it: its evidence stands
+            items.setdefault(key, []).append(h["id"])
+    if not items:
+        return out
     with budget(conn, time_budget_ms):
         try:
-            for key in list(items)[:ITEMS_SESSIONS]:
+            ids = [i for found in items.values() for i in found]
+            ranges = {r[0]: (r[1], r[2]) for r in conn.execute(
+                f"SELECT item_id, min(id), max(id) FROM messages WHERE item_id IN ({','.join('?' * len(ids))}) "
+                "GROUP BY item_id", ids)}
+            for key, found_items in items.items():
                 have = held.get(key, _NONE)
-                todo = [t for t in common if t not in have]
-                if not todo:
-                    continue
-                ranges = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? AND "
-                                      "session_id = ? GROUP BY item_id", key).fetchall()
-                found = [t for t in todo
-                         if any(conn.execute(sql, [common[t][1], lo, hi, item, *args]).fetchone() is not None
-                                for item, lo, hi in ranges)]
+                found = [t for t in common if t not in have and any(
+                    conn.execute(sql, [common[t][1], *ranges[i], i, *args]).fetchone() is not None
+                    for i in found_items if i in ranges)]
                 if not found:
                     continue
                 before = share(have)
