@@ -284,7 +284,7 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             # common word read at its newest only scored (alike, by the rule above)
             out.weights, out.filters, by_text = weights, filters, {t.text: t for t in terms}
             out.common = {text: (found[0][3], mq.lane_expression(by_text[text]),
-                                 _is_name(by_text[text]) or by_text[text].part_of is not None)
+                                 _is_name(by_text[text]) or by_text[text].part_of is not None, by_text[text].part_of)
                           for text, found in per_term if text in capped and len(found) >= LANE_MAX_ROWS and text in by_text}
             for best, score, matched in ranked:
                 m = shown.get(best)
@@ -661,9 +661,14 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
                 "GROUP BY item_id", ids)}
             for key, found_items in items.items():
                 have = held.get(key, _NONE)
-                found = [t for t in common if t not in have and any(
-                    conn.execute(sql, [common[t][1], *ranges[i], i, *args]).fetchone() is not None
-                    for i in found_items if i in ranges)]
+                found: list[str] = []
+                for t in sorted(common, key=lambda t: common[t][3] is not None):  # whole names first
+                    if t in have:
+                        continue
+                    if common[t][3] in found or any(  # a part of a name found whole is held
+                            conn.execute(sql, [common[t][1], *ranges[i], i, *args]).fetchone() is not None
+                            for i in found_items if i in ranges):
+                        found.append(t)
                 if not found:
                     continue
                 before = share(have)
