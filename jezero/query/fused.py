@@ -34,7 +34,9 @@ it, (that session's messages score / the lane's best) ** GATE_POWER. In small ta
 summary matches a question through everyday words, and the items' order is noise: a session the
 items put first whose transcript holds few of the query's words gives way to the one whose
 transcript holds the fact. In coding sessions the item that leads (an error in its atoms) is
-also the session whose transcript holds the words, so it keeps its say. Each session is shown by
+also the session whose transcript holds the words, so it keeps its say. A session the lane never
+read because a common word was read at its newest messages only is not taken as lacking it: for
+names (a path, a flag) its own messages are searched (READ_UNREAD). Each session is shown by
 one item: the best item of the items lane when that lane found it (its title and atoms lead),
 else the item whose transcript holds the best message. On equal scores the items lane's order
 decides.
@@ -83,13 +85,24 @@ CURRENT_EVIDENCE = 0.25
 UNHELD_GATE = 0
 # A common word (in more than LANE_MAX_ROWS messages) is read by the lane at its newest
 # LANE_MAX_ROWS only, so in a large library the lane never looks at an older session holding it:
-# its evidence read 0 and its item was gated to nothing, though its transcript holds the words
-# (`how are invoice PDFs generated`, padded by 2,000 newer sessions: items 1st, fused out of 10).
-# With READ_UNREAD each items session's own messages are searched for the common words the lane
-# did not read there (unread_evidence()); "not read" no longer counts as "not held".
+# that session's evidence read 0 and its item was gated to nothing, though its transcript holds
+# the words (`checkout/webhooks.py` with 2,000 newer sessions stored after it: items 1st, fused
+# 4th). With READ_UNREAD, each of the items lane's first READ_SESSIONS sessions that the lane did
+# not read at all has its own messages searched for the common terms that are names or parts of
+# one (READ_NAMES: `checkout/webhooks.py`, `webhooks`), a bounded read of that session
+# (unread_evidence()); the gate then reads what it finds as the lane would have scored it. "Not
+# read" no longer counts as "not held"; a session whose transcript lacks the name still has no
+# say. Half A (benchmarks/retrieval/README.md, branch padded), criterion coding MRR@10 + chats
+# R@10 + long-chat R@10: unpadded 2.400 -> 2.400 (no query moved in any set), padded 1.673 ->
+# 1.710 (three file queries: 4th -> 1st, out -> 2nd, 4th -> 1st; nothing else moved). Refused on
+# A: every common word, not names only, and sessions the lane read in part too (READ_SEEN):
+# unpadded 2.400 -> 2.369 (chats A R@10 0.469 -> 0.438, the items' noise back; B 0.531 ->
+# 0.438); sessions the lane never read, every word: unpadded A 2.400 (tie), but chats B 0.531 ->
+# 0.500 (two questions whose only lane word is a speaker's name). READ_SESSIONS 5, 10, 30 tie on
+# A (padded); 10, the default page, kept: the read costs ~0.1 ms per session read.
 READ_UNREAD = True
 READ_SEEN = False
-READ_SESSIONS = 30
+READ_SESSIONS = 10
 READ_NAMES = True
 # A revision the items lane's current-first placed before an older hit of its subject (current.py)
 # takes that hit's gate when it is higher: its own transcript is short and says the new choice in
@@ -612,16 +625,16 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
 
 
 def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_budget_ms: int) -> dict:
-    """READ_UNREAD: the evidence of each items session whose transcript the messages lane did not
-    read whole, its common words (read at their newest LANE_MAX_ROWS messages only) looked up in
-    that session's own messages: for each of its items, the FTS5 match of the word within the
-    item's range of message ids (a bounded read of one session; the first match ends it). A word
-    found there scores what each of its messages scored in the lane; the session's evidence is
-    then computed as the lane computes it (its terms' scores summed, times the weighted share of
-    the query's words it holds to COVERAGE_POWER). A session whose transcript lacks the words
-    still has no say; one the lane never looked at no longer loses its say for that. Only the
-    sessions that gain are returned (by (source, session_id)); {} when the lane read every word
-    whole, on a backend ranking the messages itself, or out of work."""
+    """READ_UNREAD: the evidence of the items lane's first READ_SESSIONS sessions that the
+    messages lane never read (READ_SEEN: also those it read in part), for the common terms it read
+    at their newest LANE_MAX_ROWS only that are names or parts of one (READ_NAMES). Each term is
+    looked up in that session's own messages: FTS5's match within the id range of each of its
+    items the items lane hit (a bounded read of one session; the first match ends it; a part of a
+    name found whole is held). A term found there scores what each of its messages scored in the
+    lane; the session's evidence is then what the lane computes (its terms' scores summed, times
+    the weighted share of the query's words it holds to COVERAGE_POWER). Only the sessions that
+    gain are returned, by (source, session_id); {} when every term was read whole, on a backend
+    ranking the messages itself, or out of work."""
     common = getattr(lane, "common", None) if lane else None
     if not common or mq.backend(conn) is not None:
         return {}
