@@ -476,7 +476,8 @@ def test_an_item_whose_transcript_the_lane_never_read_keeps_its_say(tmp_path, mo
         render = hits[order.index("render")]["explain"]["fusion"]
         named = hits[order.index("named")]["explain"]["fusion"]
         # its own messages hold the file, as the lane's best sessions do: its whole say (gate 1)
-        assert render["shares"]["items"] == pytest.approx(render["lanes"]["items"] / (fused.RRF_K + render["ranks"]["items"]))
+        whole_say = render["lanes"]["items"] / (fused.RRF_K + render["ranks"]["items"])
+        assert render["shares"]["items"] == pytest.approx(whole_say)
         assert named["shares"]["items"] == 0  # a title match alone still has no say
         assert order.index("render") < order.index("named")
         monkeypatch.setattr(fused, "READ_UNREAD", False)  # "not read" read as "not held"

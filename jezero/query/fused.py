@@ -296,9 +296,9 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             # for the items' gate (unread_evidence): each term's weight, and what each message of a
             # common word read at its newest only scored (alike, by the rule above)
             out.weights, out.filters, by_text = weights, filters, {t.text: t for t in terms}
-            out.common = {text: (found[0][3], mq.lane_expression(by_text[text]),
-                                 _is_name(by_text[text]) or by_text[text].part_of is not None, by_text[text].part_of)
-                          for text, found in per_term if text in capped and len(found) >= LANE_MAX_ROWS and text in by_text}
+            out.common = {text: (found[0][3], mq.lane_expression(t), _is_name(t) or t.part_of is not None, t.part_of)
+                          for text, found in per_term if text in capped and len(found) >= LANE_MAX_ROWS
+                          for t in (by_text.get(text),) if t is not None}
             for best, score, matched in ranked:
                 m = shown.get(best)
                 if m is None:
