@@ -619,7 +619,7 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     read = unread_evidence(conn, lane, item_hits, time_budget_ms) if READ_UNREAD else None
     fused = fuse(conn, [items_ranked(item_hits, lane, read)] + ranked, limit, explain=explain, arrange=arrange)
     hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
-    hits.cut = lane.cut or getattr(item_hits, "cut", False)
+    hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
     return hits
 
@@ -633,8 +633,8 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
     name found whole is held). A term found there scores what each of its messages scored in the
     lane; the session's evidence is then what the lane computes (its terms' scores summed, times
     the weighted share of the query's words it holds to COVERAGE_POWER). Only the sessions that
-    gain are returned, by (source, session_id); {} when every term was read whole, on a backend
-    ranking the messages itself, or out of work."""
+    gain are returned, by (source, session_id); {} when every term was read whole or on a backend
+    ranking the messages itself; an empty Cut when out of work."""
     common = getattr(lane, "common", None) if lane else None
     if not common or mq.backend(conn) is not None:
         return {}
@@ -689,8 +689,14 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
                 raw += sum(common[t][0] for t in found)
                 out[key] = raw * share(set(have) | set(found))
         except apsw.InterruptError:
-            return {}  # out of work: the lane's own evidence stands
+            out = Cut()  # out of work: the lane's own evidence stands, and the answer says it was cut
     return out
+
+
+class Cut(dict):
+    """unread_evidence() out of work: nothing read, and the search's answer is marked cut."""
+
+    cut = True
 
 
 def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
