@@ -448,3 +448,46 @@ def test_a_revision_naming_the_old_choice_moves_though_its_transcript_says_it_in
         assert sessions(search(c, query, now=NOW))[:2] == ["cg1", "cg2"]
     finally:
         c.close()
+
+
+def test_an_item_whose_transcript_the_lane_never_read_keeps_its_say(tmp_path, monkeypatch):
+    # `invoices/render.py` and its parts are in more messages than the lane reads (LANE_MAX_ROWS
+    # 3): it reads the newest three of each, so it never looks at "render", the old session whose
+    # item is about that file and whose transcript holds it. "named" is as old, its summary names
+    # the file too, but its transcript does not: it must stay without a say.
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    records = [
+        item("named", "Billing roadmap", "The roadmap, and later invoices/render.py.",
+             [("user", "let us talk about the billing roadmap")], project="billing"),
+        item("render", "Fix invoices/render.py", "invoices/render.py draws the invoice PDF.",
+             [("user", "the totals in invoices/render.py are off"), ("assistant", "fixed invoices/render.py")],
+             project="billing"),
+    ]
+    for i in range(6):
+        said = "touched invoices/render.py again" if i < 4 else "the render of invoices came up"
+        records.append(item(f"newer{i}", f"Standup {i}", "Standup notes.", [("user", said)], project="billing",
+                            day=i + 1))
+    c = lane_library(tmp_path, records)
+    try:
+        query = "invoices/render.py"
+        assert "render" not in sessions(search(c, query, lanes=("messages",), now=NOW))
+        hits = search(c, query, now=NOW, explain=True)
+        order = sessions(hits)
+        render = hits[order.index("render")]["explain"]["fusion"]
+        named = hits[order.index("named")]["explain"]["fusion"]
+        # its own messages hold the file, as the lane's best sessions do: its whole say (gate 1)
+        whole_say = render["lanes"]["items"] / (fused.RRF_K + render["ranks"]["items"])
+        assert render["shares"]["items"] == pytest.approx(whole_say)
+        assert named["shares"]["items"] == 0  # a title match alone still has no say
+        assert order.index("render") < order.index("named")
+        monkeypatch.setattr(fused, "READ_UNREAD", False)  # "not read" read as "not held"
+        hits = search(c, query, now=NOW, explain=True)
+        render = next(h for h in hits if h["session_id"] == "render")["explain"]["fusion"]
+        assert render["shares"]["items"] == 0
+        monkeypatch.setattr(fused, "READ_UNREAD", True)
+        # everyday words are not read again (READ_NAMES): "render" said plainly stays unread
+        hits = search(c, "render invoices", now=NOW, explain=True)
+        render = next(h for h in hits if h["session_id"] == "render")["explain"]["fusion"]
+        assert "messages" not in render["ranks"] and render["shares"]["items"] == 0
+    finally:
+        c.close()

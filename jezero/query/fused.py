@@ -34,7 +34,9 @@ it, (that session's messages score / the lane's best) ** GATE_POWER. In small ta
 summary matches a question through everyday words, and the items' order is noise: a session the
 items put first whose transcript holds few of the query's words gives way to the one whose
 transcript holds the fact. In coding sessions the item that leads (an error in its atoms) is
-also the session whose transcript holds the words, so it keeps its say. Each session is shown by
+also the session whose transcript holds the words, so it keeps its say. A session the lane never
+read because a common word was read at its newest messages only is not taken as lacking it: for
+names (a path, a flag) its own messages are searched (READ_UNREAD). Each session is shown by
 one item: the best item of the items lane when that lane found it (its title and atoms lead),
 else the item whose transcript holds the best message. On equal scores the items lane's order
 decides.
@@ -81,6 +83,27 @@ GATE_POWER = 4
 # MRR@10 0.876 -> 0.892, the chats unchanged (benchmarks/retrieval/README.md).
 CURRENT_EVIDENCE = 0.25
 UNHELD_GATE = 0
+# A common word (in more than LANE_MAX_ROWS messages) is read by the lane at its newest
+# LANE_MAX_ROWS only, so in a large library the lane never looks at an older session holding it:
+# that session's evidence read 0 and its item was gated to nothing, though its transcript holds
+# the words (`checkout/webhooks.py` with 2,000 newer sessions stored after it: items 1st, fused
+# 4th). With READ_UNREAD, each of the items lane's first READ_SESSIONS sessions that the lane did
+# not read at all has its own messages searched for the common terms that are names or parts of
+# one (READ_NAMES: `checkout/webhooks.py`, `webhooks`), a bounded read of that session
+# (unread_evidence()); the gate then reads what it finds as the lane would have scored it. "Not
+# read" no longer counts as "not held"; a session whose transcript lacks the name still has no
+# say. Half A (benchmarks/retrieval/README.md, branch padded), criterion coding MRR@10 + chats
+# R@10 + long-chat R@10: unpadded 2.400 -> 2.400 (no query moved in any set), padded 1.673 ->
+# 1.710 (three file queries: 4th -> 1st, out -> 2nd, 4th -> 1st; nothing else moved). Refused on
+# A: every common word, not names only, and sessions the lane read in part too (READ_SEEN):
+# unpadded 2.400 -> 2.369 (chats A R@10 0.469 -> 0.438, the items' noise back; B 0.531 ->
+# 0.438); sessions the lane never read, every word: unpadded A 2.400 (tie), but chats B 0.531 ->
+# 0.500 (two questions whose only lane word is a speaker's name). READ_SESSIONS 5, 10, 30 tie on
+# A (padded); 10, the default page, kept: the read costs ~0.1 ms per session read.
+READ_UNREAD = True
+READ_SEEN = False
+READ_SESSIONS = 10
+READ_NAMES = True
 # A revision the items lane's current-first placed before an older hit of its subject (current.py)
 # takes that hit's gate when it is higher: its own transcript is short and says the new choice in
 # other words, and the gate would drop it out of the fused list before the fused current-first
@@ -270,6 +293,12 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             out.evidence = {key: score for key, score, _ in scored}  # for the items' gate
             out.held = {key: by_term.keys() for key, _, by_term in scored}  # the terms each transcript holds
             out.names = frozenset(t.text for t in terms if t.part_of is None and _is_name(t))
+            # for the items' gate (unread_evidence): each term's weight, and what each message of a
+            # common word read at its newest only scored (alike, by the rule above)
+            out.weights, out.filters, by_text = weights, filters, {t.text: t for t in terms}
+            out.common = {text: (found[0][3], mq.lane_expression(t), _is_name(t) or t.part_of is not None, t.part_of)
+                          for text, found in per_term if text in capped and len(found) >= LANE_MAX_ROWS
+                          for t in (by_text.get(text),) if t is not None}
             for best, score, matched in ranked:
                 m = shown.get(best)
                 if m is None:
@@ -461,12 +490,14 @@ class Ranked:
     gate: dict[tuple[str, str], float] | None = None
 
 
-def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
+def items_ranked(item_hits: list[dict], lane: list[LaneHit], read: dict | None = None) -> Ranked:
     """The items' session order for fusion. Its weight is its separation; each session's share is
     gated by the messages lane's evidence for it, (its messages score / the lane's best) **
     GATE_POWER: an item that leads on words its transcript barely holds (a chat summary matched
     through everyday words) gives way, one whose transcript agrees keeps its say. Without messages
-    (an old library, a query of short words, a lane out of work) the items rank alone."""
+    (an old library, a query of short words, a lane out of work) the items rank alone. `read`:
+    the evidence of sessions whose transcripts were read for the lane's common words
+    (unread_evidence(), READ_UNREAD), in place of the lane's own, never above the lane's best."""
     keys, shown = [], []
     for h in item_hits:
         key = (h["source"], h["session_id"])
@@ -477,7 +508,9 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit]) -> Ranked:
     evidence = getattr(lane, "evidence", None)
     if lane and evidence:
         best = max(evidence.values())  # the lane's first may be a near tie moved up (NEAR_TIE)
-        gate = {key: (evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
+        if read:
+            evidence = {**evidence, **read}
+        gate = {key: min(1.0, evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
         if INHERIT_GATE:
             by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
             for moved, anchor in getattr(item_hits, "placed", {}).items():
@@ -599,11 +632,87 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
         hits.cut, hits.notes = lane.cut, notes
         return hits
     item_hits = items_lane(max(limit, ITEMS_SESSIONS))
-    fused = fuse(conn, [items_ranked(item_hits, lane)] + ranked, limit, explain=explain, arrange=arrange)
+    read = unread_evidence(conn, lane, item_hits, time_budget_ms) if READ_UNREAD else None
+    fused = fuse(conn, [items_ranked(item_hits, lane, read)] + ranked, limit, explain=explain, arrange=arrange)
     hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
-    hits.cut = lane.cut or getattr(item_hits, "cut", False)
+    hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
     return hits
+
+
+def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_budget_ms: int) -> dict:
+    """READ_UNREAD: the evidence of the items lane's first READ_SESSIONS sessions that the
+    messages lane never read (READ_SEEN: also those it read in part), for the common terms it read
+    at their newest LANE_MAX_ROWS only that are names or parts of one (READ_NAMES). Each term is
+    looked up in that session's own messages: FTS5's match within the id range of each of its
+    items the items lane hit (a bounded read of one session; the first match ends it; a part of a
+    name found whole is held). A term found there scores what each of its messages scored in the
+    lane; the session's evidence is then what the lane computes (its terms' scores summed, times
+    the weighted share of the query's words it holds to COVERAGE_POWER). Only the sessions that
+    gain are returned, by (source, session_id); {} when every term was read whole or on a backend
+    ranking the messages itself; an empty Cut when out of work."""
+    common = getattr(lane, "common", None) if lane else None
+    if not common or mq.backend(conn) is not None:
+        return {}
+    if READ_NAMES:
+        common = {t: c for t, c in common.items() if c[2]}
+        if not common:
+            return {}
+    evidence, held, weights = lane.evidence, lane.held, lane.weights
+    whole = sum(weights.values())
+    where, args = lane.filters.sql()
+    sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+           "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND m.item_id = ?"
+           f"{' AND ' + where if where else ''} LIMIT 1")
+
+    def share(terms) -> float:
+        if not COVERAGE_POWER or whole <= 0:
+            return 1.0
+        return (sum(weights.get(t, 0.0) for t in terms) / whole) ** COVERAGE_POWER
+
+    out: dict[tuple[str, str], float] = {}
+    items: dict[tuple[str, str], list[int]] = {}
+    ranked: dict[tuple[str, str], None] = {}  # the items lane's sessions, in its order
+    for h in item_hits:
+        key = (h["source"], h["session_id"])
+        if key not in ranked and len(ranked) >= READ_SESSIONS:
+            continue
+        ranked.setdefault(key)
+        if READ_SEEN or key not in evidence:  # else the lane read it: its evidence stands
+            items.setdefault(key, []).append(h["id"])
+    if not items:
+        return out
+    with budget(conn, time_budget_ms):
+        try:
+            ids = [i for found in items.values() for i in found]
+            ranges = {r[0]: (r[1], r[2]) for r in conn.execute(
+                f"SELECT item_id, min(id), max(id) FROM messages WHERE item_id IN ({','.join('?' * len(ids))}) "
+                "GROUP BY item_id", ids)}
+            for key, found_items in items.items():
+                have = held.get(key, _NONE)
+                found: list[str] = []
+                for t in sorted(common, key=lambda t: common[t][3] is not None):  # whole names first
+                    if t in have:
+                        continue
+                    if common[t][3] in found or any(  # a part of a name found whole is held
+                            conn.execute(sql, [common[t][1], *ranges[i], i, *args]).fetchone() is not None
+                            for i in found_items if i in ranges):
+                        found.append(t)
+                if not found:
+                    continue
+                before = share(have)
+                raw = evidence.get(key, 0.0) / before if before > 0 else 0.0
+                raw += sum(common[t][0] for t in found)
+                out[key] = raw * share(set(have) | set(found))
+        except apsw.InterruptError:
+            out = Cut()  # out of work: the lane's own evidence stands, and the answer says it was cut
+    return out
+
+
+class Cut(dict):
+    """unread_evidence() out of work: nothing read, and the search's answer is marked cut."""
+
+    cut = True
 
 
 def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
