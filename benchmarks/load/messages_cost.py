@@ -40,7 +40,18 @@ def main() -> None:
                          "the terms' answers per index state: server.nothing_kept)")
     ap.add_argument("--first-sight", action="store_true",
                     help="time each search's first run, not the median of 3 (kept answers make repeats cheaper)")
+    ap.add_argument("--gc-first", type=int, default=None,
+                    help="the youngest GC generation's threshold (0: Python's 700; default: jezero serve's, "
+                         "jezero.server.process)")
     args = ap.parse_args()
+    if args.gc_first is None:
+        from jezero.server.process import tune_gc
+
+        tune_gc()
+    elif args.gc_first:
+        import gc
+
+        gc.set_threshold(args.gc_first, *gc.get_threshold()[1:])
     if args.nothing_kept:
         import server
 

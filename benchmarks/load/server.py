@@ -27,6 +27,10 @@ def make_app():
         sys.setswitchinterval(float(os.environ["LOAD_SWITCH_MS"]) / 1000)
     if os.environ.get("LOAD_NOTHING_KEPT") == "1":
         nothing_kept()
+    if os.environ.get("LOAD_PYTHON_GC") != "1":
+        from jezero.server.process import tune_gc
+
+        tune_gc()  # as `jezero serve` does
 
     app = build_http_app(
         os.environ["JEZERO_CONFIG"],
@@ -86,6 +90,8 @@ def main() -> None:
                     help="uvicorn's HTTP parser (auto: jezero serve's, jezero.server.parser; httptools: uvicorn's own, unbounded head)")
     ap.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"], help="uvicorn's event loop")
     ap.add_argument("--nothing-kept", action="store_true", help="no answers kept between searches (nothing_kept)")
+    ap.add_argument("--python-gc", action="store_true",
+                    help="Python's own GC thresholds, not jezero serve's (jezero.server.process)")
     args = ap.parse_args()
     if args.workers > 1 and not args.readers:
         # as `jezero serve --workers N` does: the cores shared out (before 2026-12-01 15:00 each
@@ -98,7 +104,8 @@ def main() -> None:
                        "LOAD_THREADS": str(args.threads), "LOAD_READERS": str(args.readers),
                        "LOAD_NO_LEAN": "1" if args.no_lean else "0",
                        "LOAD_SWITCH_MS": str(args.switch_ms) if args.switch_ms else "",
-                       "LOAD_NOTHING_KEPT": "1" if args.nothing_kept else "0"})
+                       "LOAD_NOTHING_KEPT": "1" if args.nothing_kept else "0",
+                       "LOAD_PYTHON_GC": "1" if args.python_gc else "0"})
     import logging
 
     import uvicorn

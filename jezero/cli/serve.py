@@ -48,6 +48,9 @@ def serve(
     cfg = load_config()
     _configure_logging(log_level)
     from jezero.server.clients import ClientRegistry
+    from jezero.server.process import tune_gc
+
+    tune_gc()  # a long-lived process of many searches (jezero.server.process)
 
     # Watch the file even if it does not exist yet: clients added later still take effect.
     registry = ClientRegistry(cfg, config_mod.resolve_config_path(state.config_path))

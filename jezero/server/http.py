@@ -375,4 +375,7 @@ def worker_app() -> Starlette:
     # the parent (`jezero serve` configured logging there).
     logging.basicConfig(level=given["log_level"].upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("mcp").setLevel(logging.WARNING)
+    from jezero.server.process import tune_gc
+
+    tune_gc()  # as `jezero serve` does in its own process
     return build_http_app(given["config"], host=given["host"], **given["options"])
