@@ -9,38 +9,28 @@ headers (Date aside) and body."""
 from __future__ import annotations
 
 import socket
-import threading
 
 import pytest
 import uvicorn
 
-from device_support import wait_for
 from jezero.server import http_server
 from jezero.server.http import build_http_app
 from jezero.server.parser import BoundedHttpTools
 from test_server_http import KEYS, free_port, sample_library
-from test_server_lean import NORMAL, call, exchange, hostile, post, unclocked
+from test_server_lean import NORMAL, call, exchange, hostile, post, running, unclocked
 
 
 @pytest.fixture(scope="module")
 def parsers(tmp_path_factory):
     """Two servers over one library: (h11 port, httptools port)."""
     run = sample_library(tmp_path_factory.mktemp("parsers"), "Stripe invoice webhook retries ünïcode")
-    servers, ports = [], []
-    for parser in ("h11", BoundedHttpTools):
-        port = free_port()
-        config = uvicorn.Config(build_http_app(str(run.config), host="127.0.0.1"), host="127.0.0.1", port=port,
-                                log_level="warning", access_log=False, lifespan="on", http=parser,
-                                timeout_graceful_shutdown=3)
-        server = uvicorn.Server(config)
-        threading.Thread(target=server.run, daemon=True).start()
-        servers.append(server)
-        ports.append(port)
-    for server in servers:
-        wait_for(lambda: server.started, bound=60.0, every=0.02)
-    yield run, ports
-    for server in servers:
-        server.should_exit = True
+    ports = [free_port(), free_port()]
+    servers = [uvicorn.Server(uvicorn.Config(build_http_app(str(run.config), host="127.0.0.1"), host="127.0.0.1",
+                                             port=port, log_level="warning", access_log=False, lifespan="on",
+                                             http=parser, timeout_graceful_shutdown=3))
+               for port, parser in zip(ports, ("h11", BoundedHttpTools))]
+    with running(servers):
+        yield run, ports
 
 
 def test_jezero_serve_runs_on_httptools(parsers):

@@ -11,6 +11,7 @@ import logging
 import re
 import socket
 import threading
+from contextlib import contextmanager
 
 import pytest
 from mcp import Client
@@ -37,18 +38,26 @@ def anyio_backend():
 def pair(tmp_path_factory):
     """Two servers over one library: (with the shortcut, without it)."""
     run = sample_library(tmp_path_factory.mktemp("lean"), "Stripe invoice webhook retries ünïcode")
-    servers, ports = [], []
-    for lean in (True, False):
-        port = free_port()
-        server = http_server(str(run.config), "127.0.0.1", port, log_level="warning", lean=lean)
+    ports = [free_port(), free_port()]
+    servers = [http_server(str(run.config), "127.0.0.1", port, log_level="warning", lean=lean)
+               for port, lean in zip(ports, (True, False))]
+    with running(servers):
+        yield servers, ports
+
+
+@contextmanager
+def running(servers):
+    """uvicorn servers, each run in a thread of its own, from when all have started until the block
+    ends."""
+    for server in servers:
         threading.Thread(target=server.run, daemon=True).start()
-        servers.append(server)
-        ports.append(port)
     for server in servers:
         wait_for(lambda: server.started, bound=60.0, every=0.02)
-    yield servers, ports
-    for server in servers:
-        server.should_exit = True
+    try:
+        yield
+    finally:
+        for server in servers:
+            server.should_exit = True
 
 
 def shortcut(server) -> LeanToolCalls:
