@@ -64,7 +64,7 @@ def main() -> None:
 
     pristine = bench.pristine_library(args.data, args.items)
     index = bench.engine_index(pristine, args.engine)
-    work = args.data / "run"
+    work = bench.run_folder(args.data)
     library = bench.fresh_copy(pristine, work, index)
     config = bench.write_config(work, library, args.engine)
     port = bench.free_port()

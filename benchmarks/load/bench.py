@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import itertools
 import json
 import os
@@ -94,6 +95,14 @@ def engine_index(pristine: Path, engine: str) -> list[Path] | None:
     # messages index empty, so every search tried to catch it up, found it far behind and had
     # FTS5 answer the messages lane: runs before 2026-12-01 14:30 measured that.)
     return sorted(p for p in pristine.parent.glob(f"{pristine.name}.tantivy*") if p.is_dir())
+
+
+def run_folder(data: Path) -> Path:
+    """This run's own folder under `data` (a copy of a 100k library is several GB): named by the
+    process, so two runs at once never overwrite each other's copies, and removed when it ends."""
+    work = data / f"run-{os.getpid()}"
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
+    return work
 
 
 def fresh_copy(pristine: Path, work: Path, index: list[Path] | None = None) -> Path:
@@ -468,10 +477,10 @@ def main() -> None:
         index = engine_index(pristine, engine)
         if args.tool == "search" and not args.skip_alone and engine not in timed_alone:
             timed_alone.add(engine)
-            alone = query_layer_alone(fresh_copy(pristine, args.data / "run", index), qs, engine=engine)
+            alone = query_layer_alone(fresh_copy(pristine, run_folder(args.data), index), qs, engine=engine)
             print(json.dumps({"engine": engine, "query_layer_alone": alone,
                               "load_average_1m": round(os.getloadavg()[0], 2)}), flush=True)
-        work = args.data / "run"
+        work = run_folder(args.data)
         library = fresh_copy(pristine, work, index)
         config = write_config(work, library, engine)
         port = free_port()

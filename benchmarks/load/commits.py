@@ -110,7 +110,7 @@ def main() -> None:
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.writer]
     for _ in range(args.repeat):
         for writer in modes:
-            library = bench.fresh_copy(pristine, args.data / "run", index)
+            library = bench.fresh_copy(pristine, bench.run_folder(args.data), index)
             if args.prepare:
                 prepare(library, args.engine, args.prepare, args.batch)
             spy = None

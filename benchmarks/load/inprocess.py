@@ -167,7 +167,7 @@ def main() -> None:
     ap.add_argument("--tool", default="search", choices=["search", "get_item"])
     ap.add_argument("--requests", type=int, default=800)
     ap.add_argument("--warmup", type=int, default=100)
-    ap.add_argument("--work", default="inproc", help="the run's folder under --data (a fresh copy)")
+    ap.add_argument("--work", help="the run's folder under --data (a fresh copy; default: one of its own, removed after)")
     ap.add_argument("--profile", type=Path, default=None, help="cProfile the measured requests into this file")
     ap.add_argument("--no-lean", action="store_true", help="every request through the SDK's full path")
     ap.add_argument("--server-only", action="store_true",
@@ -179,7 +179,7 @@ def main() -> None:
 
     pristine = bench.pristine_library(args.data, args.items, messages=not args.no_messages)
     index = bench.engine_index(pristine, args.engine)
-    work = args.data / args.work
+    work = args.data / args.work if args.work else bench.run_folder(args.data)
     library = bench.fresh_copy(pristine, work, index)
     config = bench.write_config(work, library, args.engine)
 
