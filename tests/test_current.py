@@ -5,13 +5,17 @@ projects and unrelated newer work keep their places, and nothing is dropped."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 
 import pytest
-
-from jezero.query import search
-from jezero.query import current as current_mod
-from jezero.store import open_readonly
+from test_fused import NOW as FUSED_NOW
+from test_fused import item as session
+from test_fused import lane_library, sessions
 from test_query import NOW, build, filler, item
+
+from jezero.query import current as current_mod
+from jezero.query import search
+from jezero.store import open_readonly
 
 
 def decided(rec, *texts):
@@ -267,3 +271,114 @@ def test_saying_again_what_the_old_decision_replaced_is_no_revision(tmp_path):
         assert current_mod.revises(conn, anchor, newer, hits, texts, tok) == []
     finally:
         conn.close()
+
+
+# -- the current value first when only the transcripts say it ------------------------------------
+# The current value first when only the transcripts say it (current.newer_on_the_query,
+# TRANSCRIPT_SUBJECT): a fact said in passing ("my daughter goes to Oakfield", later "we moved my
+# daughter to Riverside Academy") is not in either session's title or atoms, so the items' subject
+# rule cannot see that the two sessions are on one subject, and the older one, found by both lanes,
+# stays first. In the fused search the newer session whose transcript holds the query's words the
+# older one's holds comes first, unless the older's item says them, the words are held by more than
+# TRANSCRIPT_HOLDERS sessions, or the older's evidence leads by more than MAX_LEAD. A real SQLite
+# library with items and messages, through search().
+
+fused = importlib.import_module("jezero.query.fused")
+
+UPDATE_QUERY = "which school does my daughter go to now"
+OLD_SAID = "my daughter goes to Oakfield"
+TALK = "and stayed for hours talking about the garden, the weather and the neighbours"
+NEW_SAID = "we moved my daughter to Riverside Academy after half term, she is much happier there now"
+
+
+def update_records(old_atoms=(), newer_holders=0, new_said=NEW_SAID, new_project="home"):
+    """An old session whose summary (not its title or atoms) keeps the fact, a newer one whose
+    transcript alone holds the new value, everyday sessions of the same person, and
+    `newer_holders` more sessions saying the query's word in passing."""
+    old = session("old", "Slow cooker times", "Asked: slow cooker times. Also: " + OLD_SAID,
+                  [("user", "how long does a stew take in a slow cooker?"), ("user", OLD_SAID),
+                   ("assistant", "about eight hours on low")], project="home", day=1)
+    old = dataclasses.replace(old, atoms=[{"type": "fact", "text": t} for t in old_atoms])
+    out = [
+        old,
+        session("new", "Half marathon training", "Asked: a training plan for a half marathon.",
+                [("user", "can you make me a training plan for a half marathon?"), ("user", new_said),
+                 ("assistant", "three runs a week, one long")], project=new_project, day=20),
+        *(session(f"o{i}", f"Chores {i}", "Everyday things.", [("user", f"other notes {i} about the garden")],
+                  project="home", day=2 + i) for i in range(6)),
+        *(session(f"d{i}", f"Visitors {i}", "Tea with friends.",
+                  [("user", f"the parents of my daughter's friend {i} came over for tea on Sunday afternoon {TALK}")],
+                  project="home", day=3 + i)
+          for i in range(newer_holders)),
+    ]
+    return out
+
+
+def test_the_newer_session_holding_the_querys_words_comes_first_when_the_items_do_not_say_them(tmp_path,
+                                                                                                  monkeypatch):
+    c = lane_library(tmp_path, update_records())
+    try:
+        assert sessions(search(c, UPDATE_QUERY, lanes=("items",), now=FUSED_NOW))[:1] == ["old"]  # its summary matched
+        assert "new" not in sessions(search(c, UPDATE_QUERY, lanes=("items",), now=FUSED_NOW))
+        lane = fused.message_lane(c, UPDATE_QUERY, sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=250)
+        assert sessions(search(c, UPDATE_QUERY, lanes=("messages",), now=FUSED_NOW))[:2] == ["old", "new"]  # no near tie
+        ratio = lane.evidence[("claude-local", "new")] / lane.evidence[("claude-local", "old")]
+        assert 1 / current_mod.MAX_LEAD <= ratio < 1 - fused.NEAR_TIE
+        hits = search(c, UPDATE_QUERY, now=FUSED_NOW, explain=True)
+        assert sessions(hits)[:2] == ["new", "old"]  # nothing dropped: the old one is next
+        placed = hits[0]["explain"]["placed"]
+        assert placed["rule"] == "newer_on_the_query" and placed["words"] == ["daughter"]
+        assert placed["before"] == hits[1]["id"]
+        monkeypatch.setattr(current_mod, "TRANSCRIPT_SUBJECT", False)
+        assert sessions(search(c, UPDATE_QUERY, now=FUSED_NOW))[:2] == ["old", "new"]
+    finally:
+        c.close()
+
+
+def test_an_older_item_that_says_the_words_keeps_its_place(tmp_path):
+    # The old session's atoms state the fact: the items' subject rule (current_first) decides, and
+    # the newer item says nothing of it, so nothing moves.
+    c = lane_library(tmp_path, update_records(old_atoms=["My daughter goes to Oakfield"]))
+    try:
+        assert sessions(search(c, UPDATE_QUERY, now=FUSED_NOW))[:2] == ["old", "new"]
+    finally:
+        c.close()
+
+
+def test_words_many_sessions_hold_are_not_one_subject(tmp_path):
+    # With TRANSCRIPT_HOLDERS newer sessions more saying "daughter" in passing, the word is no
+    # longer one subject restated: the old session keeps its place.
+    c = lane_library(tmp_path, update_records(newer_holders=current_mod.TRANSCRIPT_HOLDERS))
+    try:
+        assert sessions(search(c, UPDATE_QUERY, now=FUSED_NOW))[0] == "old"
+    finally:
+        c.close()
+    folder = tmp_path / "fewer"
+    folder.mkdir()
+    c = lane_library(folder, update_records(newer_holders=current_mod.TRANSCRIPT_HOLDERS - 2))
+    try:
+        assert sessions(search(c, UPDATE_QUERY, now=FUSED_NOW))[0] == "new"
+    finally:
+        c.close()
+
+
+def test_a_clearly_better_older_transcript_and_other_projects_keep_their_places(tmp_path):
+    # The newer one says the word once in a long message: the old one's evidence leads by more than
+    # MAX_LEAD. And a newer session of another project is never placed before it.
+    long_said = "my daughter " + " ".join(f"filler{i}" for i in range(150))
+    c = lane_library(tmp_path, update_records(new_said=long_said))
+    try:
+        lane = fused.message_lane(c, UPDATE_QUERY, sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=250)
+        assert lane.evidence[("claude-local", "old")] > current_mod.MAX_LEAD * lane.evidence[("claude-local", "new")]
+        assert sessions(search(c, UPDATE_QUERY, now=FUSED_NOW))[0] == "old"
+    finally:
+        c.close()
+    folder = tmp_path / "other"
+    folder.mkdir()
+    c = lane_library(folder, update_records(new_project="work"))
+    try:
+        assert sessions(search(c, UPDATE_QUERY, now=FUSED_NOW))[0] == "old"
+    finally:
+        c.close()

@@ -634,7 +634,7 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     item_hits = items_lane(max(limit, ITEMS_SESSIONS))
     read = unread_evidence(conn, lane, item_hits, time_budget_ms) if READ_UNREAD else None
     fused = fuse(conn, [items_ranked(item_hits, lane, read)] + ranked, limit, explain=explain, arrange=arrange)
-    hits = Hits(current_first(fused, item_hits, lane, reorder) if reorder else fused)
+    hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
     return hits
@@ -716,7 +716,8 @@ class Cut(dict):
 
 
 def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
-                  reorder: Callable[[list[dict], Callable | None, float], list[dict]]) -> list[dict]:
+                  reorder: Callable[[list[dict], Callable | None, float], list[dict]], *,
+                  conn: apsw.Connection | None = None) -> list[dict]:
     """The current decision first, over the fused order. The messages lane places the first
     session of a decision chain high (it states the subject at length, in the words people ask
     with), above the short revision the items lane had moved first. The rule (current.py) weighs
@@ -727,7 +728,10 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     of the query the anchor's transcript holds and CURRENT_COVERAGE of the anchor's query terms
     (`reorder(hits, may_move, move_share)` checks the last two per pair, and the subject at
     FUSED_MOVE_SHARE). The lead the rule allows (current.MAX_LEAD) is read, with
-    LEAD_BY_EITHER_LANE, in whichever lane ranks the hit best (standing())."""
+    LEAD_BY_EITHER_LANE, in whichever lane ranks the hit best (standing()). Then, given `conn`,
+    where an anchor's item does not say the query words its transcript holds (a fact said in
+    passing), the newer session whose transcript holds them all comes first
+    (current.newer_on_the_query, TRANSCRIPT_SUBJECT)."""
     evidence = getattr(lane, "evidence", None) if lane else None
     lane_best = max(evidence.values(), default=0.0) if evidence else 0.0
     relevance: dict[tuple[str, str], float] = {}
@@ -786,4 +790,7 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     for h in moved:
         h["score"] = fused_score[h["id"]]
         h.pop("revision_score", None)
+    if current.TRANSCRIPT_SUBJECT and held and evidence and conn is not None:
+        # the newer session holding the query's words, where the items do not say them (current.py)
+        moved = current.newer_on_the_query(conn, moved, held, evidence, lane[0].capped if lane else ())
     return moved
