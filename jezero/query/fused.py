@@ -30,13 +30,16 @@ from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT times its sepa
 its terms weighed by the sessions that hold them, SESSION_IDF). The items lane weighs its
 separation (how far its first score stands above its SEPARATION_DEPTH-th: a lane whose hits all
 score alike says little), and each of its sessions is gated by the messages lane's evidence for
-it, (that session's messages score / the lane's best) ** GATE_POWER. In small talk every item's
+it, (that session's messages score / the best of the sessions whose transcripts hold as many of
+the query's words, COVERAGE_GATE) ** GATE_POWER. In small talk every item's
 summary matches a question through everyday words, and the items' order is noise: a session the
 items put first whose transcript holds few of the query's words gives way to the one whose
 transcript holds the fact. In coding sessions the item that leads (an error in its atoms) is
 also the session whose transcript holds the words, so it keeps its say. A session the lane never
 read because a common word was read at its newest messages only is not taken as lacking it: for
-names (a path, a flag) its own messages are searched (READ_UNREAD). Each session is shown by
+names (a path, a flag) its own messages are searched (READ_UNREAD), and what that finds is held by
+its transcript for the fused current-first too (READ_HELD); `explain` gives each item's gate and
+where its evidence came from (gate_why()). Each session is shown by
 one item: the best item of the items lane when that lane found it (its title and atoms lead),
 else the item whose transcript holds the best message. On equal scores the items lane's order
 decides.
@@ -514,7 +517,10 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit], read: dict | None =
     through everyday words) gives way, one whose transcript agrees keeps its say. Without messages
     (an old library, a query of short words, a lane out of work) the items rank alone. `read`:
     the evidence of sessions whose transcripts were read for the lane's common words
-    (unread_evidence(), READ_UNREAD), in place of the lane's own, never above the lane's best."""
+    (unread_evidence(), READ_UNREAD), in place of the lane's own, never above the lane's best.
+    With COVERAGE_GATE the best a session is compared with is that of the sessions holding at
+    least as many of the query's words (coverage_bars()). With `explain`, each shown item's
+    explain gets a "gate" entry (gate_why())."""
     keys, shown = [], []
     for h in item_hits:
         key = (h["source"], h["session_id"])
