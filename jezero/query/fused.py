@@ -573,8 +573,10 @@ def coverage_bars(evidence: dict, held: dict, weights: dict) -> Callable[[tuple[
     of the sessions whose transcripts hold at least as many of the query's words (`held`: the
     lane's and what unread_evidence() read), each word counted when the lane weighs it above
     bm25's floor (`weights`). A session holding none of those is compared with the lane's best."""
+    counted = {t for t, w in weights.items() if w > bm25.IDF_FLOOR}
+
     def count(key) -> int:
-        return sum(weights.get(t, 0.0) > bm25.IDF_FLOOR for t in held.get(key, ()))
+        return len(counted.intersection(held.get(key, ())))
 
     best_of: dict[int, float] = {}
     for key, ev in evidence.items():
