@@ -594,3 +594,26 @@ def test_the_words_read_in_an_unread_session_are_held_for_the_current_first(tmp_
         assert ("claude-local", "render") not in seen["held"]
     finally:
         c.close()
+
+
+def test_jezero_search_explain_prints_each_items_gate(tmp_path, store_backend, monkeypatch):
+    # the real CLI in a subprocess, on the coverage library: the items' gate and what it compared
+    import os
+    import subprocess
+    import sys
+
+    import pg_support
+    c = coverage_library(tmp_path)
+    c.close()
+    config = tmp_path / "config.toml"
+    config.write_text(pg_support.storage_section(tmp_path / "lane.sqlite3", store_backend, monkeypatch))
+    env = {k: v for k, v in os.environ.items()
+           if k == pg_support.URL_ENV or not k.startswith(("JEZERO_", "XDG_"))}
+    env.update({"JEZERO_CONFIG": str(config), "HOME": str(tmp_path / "home"), "COLUMNS": "200", "NO_COLOR": "1",
+                "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+                "XDG_STATE_HOME": str(tmp_path / "xdg-state"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")})
+    proc = subprocess.run([sys.executable, "-m", "jezero.cli", "search", "push notifications provider", "--explain"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.split("\n[")[0]
+    assert "Push notifications through Expo" in first and "items gate 1: evidence" in first
