@@ -573,9 +573,9 @@ def test_the_words_read_in_an_unread_session_are_held_for_the_current_first(tmp_
     seen = {}
     real = fused.current_first
 
-    def spy(hits, item_hits, lane, reorder):
+    def spy(hits, item_hits, lane, reorder, **kw):
         seen["held"] = dict(lane.held)
-        return real(hits, item_hits, lane, reorder)
+        return real(hits, item_hits, lane, reorder, **kw)
 
     monkeypatch.setattr(fused, "current_first", spy)
     c = render_library(tmp_path)
