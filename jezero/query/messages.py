@@ -286,7 +286,8 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     per term (a single word also in its other forms, terms.word_forms), its `cap` best messages
     by BM25 for that term alone that pass `filters`, as (term text, [(id, source, session_id,
     relevance)]). A word in more than `cap` messages is common, when `common_relevance` is given:
-    its `cap` newest messages each score that, as on FTS5. A
+    its `cap` newest messages each score that, as on FTS5, given as a Newest (each session's
+    newest of them alone, with how many were read and the lowest id). A
     phrase whose words are in more than `phrase_rows` messages together is left out (as the
     FTS5 lane leaves it out). Returns (those per term, the phrases left out, the common words);
     None when the engine is FTS5 or cannot answer (then FTS5 does)."""
@@ -322,11 +323,42 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
         get = lambda item: known.get(item) or read.get(item)  # noqa: E731
     out = []
     for t, found in zip(terms, answer):
-        kept = [(mid, *pair, common_relevance if score is None else score)
-                for mid, item, score in found if (pair := get(item)) is not None]
+        if found and found[0][2] is None:
+            kept = _newest_per_session(found, get, common_relevance)
+        else:
+            kept = [(mid, *pair, score) for mid, item, score in found if (pair := get(item)) is not None]
         if kept:
             out.append((t.text, kept))
     return out, left_out, common
+
+
+class Newest(list):
+    """A common word's newest messages as engine_term_matches() gives them: each session's first
+    (its newest) alone, in the engine's order, as (id, source, session_id, relevance), every one
+    scoring alike; `read`: how many of the word's messages were read (those whose item the library
+    holds), `oldest`: the lowest id among them. The lane keeps, per term, only a session's best
+    message, the first on a tie (fused._scores), and counts the term's sessions, not its rows,
+    so these are all it needs of the rest (half the rows of the load benchmark's searches)."""
+
+    read: int = 0
+    oldest: int | None = None
+
+
+def _newest_per_session(found: list, get, relevance: float) -> Newest:
+    first: dict = {}
+    read, oldest = 0, None
+    for mid, item, _ in found:
+        pair = get(item)
+        if pair is None:
+            continue  # deleted since the engine caught up (or not in the reader's snapshot)
+        read += 1
+        if oldest is None or mid < oldest:
+            oldest = mid
+        if pair not in first:
+            first[pair] = mid
+    out = Newest([(mid, *pair, relevance) for pair, mid in first.items()])
+    out.read, out.oldest = read, oldest
+    return out
 
 
 def _common(conn: apsw.Connection, term: Term) -> bool:
