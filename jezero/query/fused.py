@@ -48,6 +48,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 import apsw
 
@@ -491,10 +492,15 @@ def _rank_sessions(scored: list[tuple], sessions: int) -> list[tuple[int, float,
         per_message: dict[int, float] = {}
         for relevance, mid in by_term.values():
             per_message[mid] = per_message.get(mid, 0.0) + relevance
-        top = max(per_message, key=lambda mid: (per_message[mid], mid))
-        ranked.append((score, per_message[top], top, sorted(by_term)))
-    ranked.sort(key=lambda r: (-r[0], -r[1], -r[2]))
+        top, summed = max(per_message.items(), key=_SUM_THEN_ID)
+        ranked.append((score, summed, top, sorted(by_term)))
+    # (Descending on (score, sum, id) is ascending on their negations: the ids make every key distinct.)
+    ranked.sort(key=_SCORE_SUM_ID, reverse=True)
     return [(top, score, matched) for score, _, top, matched in ranked[:sessions]]
+
+
+_SUM_THEN_ID = itemgetter(1, 0)
+_SCORE_SUM_ID = itemgetter(0, 1, 2)
 
 
 def _cheap_phrase(conn: apsw.Connection, tokens: tuple) -> bool:
