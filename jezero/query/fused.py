@@ -297,8 +297,8 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             # for the items' gate (unread_evidence): each term's weight, and what each message of a
             # common word read at its newest only scored (alike, by the rule above)
             out.weights, out.filters, by_text = weights, filters, {t.text: t for t in terms}
-            out.common = {text: (found[0][3] * factors[text], mq.lane_expression(t), _is_name(t) or t.part_of is not None,
-                                 t.part_of)
+            out.common = {text: mq.common_word(conn, t, found[0][3] * factors[text],
+                                               _is_name(t) or t.part_of is not None, t.part_of)
                           for text, found in per_term if text in capped and read[text] >= LANE_MAX_ROWS
                           for t in (by_text.get(text),) if t is not None}
             for best, score, matched in ranked:

@@ -440,6 +440,47 @@ def lane_expression(term: Term) -> str:
     return term.quoted
 
 
+class CommonWord(tuple):
+    """What the lane keeps of a common word read at its newest only, for search's read of the
+    sessions it never reached (fused.unread_evidence): (what each of its messages scored, its FTS5
+    expression (lane_expression), whether it is a name or part of one, the name it is part of).
+
+    Indexed (`word[1]`), the expression is the word's forms that the library's messages index
+    holds, found on first use, one FTS5 lookup per form: it matches the same messages (a form no
+    message holds matches none), but each search of it walks only those forms, where FTS5 spends
+    ~25 us on each form of an expression even when no message holds it (20,000 sessions; `tests`
+    has 9 forms, 2 of them held), and unread_evidence searches it once per unread session and
+    item (the slowest of the load benchmark's searches: 8-11 -> 3-6 ms). Lazily, so a search that
+    reads no unread session looks nothing up. Unpacked, it is the tuple as made (the full
+    expression, the same matches)."""
+
+    def __getitem__(self, i):
+        if i != 1:
+            return tuple.__getitem__(self, i)
+        held = self.__dict__.get("held")
+        if held is None:
+            held = self.__dict__["held"] = self._held_forms()
+        return held
+
+    def _held_forms(self) -> str:
+        whole = tuple.__getitem__(self, 1)
+        conn, forms = self.__dict__.pop("conn"), self.__dict__.pop("forms")
+        if len(forms) < 2:
+            return whole
+        held = [f for f in forms if conn.execute("SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1",
+                                                 (f,)).fetchone() is not None]
+        return " OR ".join(held) if held else whole
+
+
+def common_word(conn: apsw.Connection, term: Term, relevance: float, name: bool, part_of) -> CommonWord:
+    """A CommonWord for `term` (its forms looked up in `conn`'s messages index when first asked)."""
+    word = CommonWord((relevance, lane_expression(term), name, part_of))
+    word.conn = conn
+    word.forms = ['"' + form + '"' for form in (term.key[0], *word_forms(term.key[0]))] \
+        if len(term.key) == 1 and not term.exact else []
+    return word
+
+
 def ids_up_to(conn: apsw.Connection, term: Term, cap: int) -> list[int]:
     """The ids of the messages holding `term`, at most `cap` of them."""
     return [r[0] for r in conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?",
