@@ -413,3 +413,42 @@ def test_a_common_words_newest_come_once_per_session_with_what_was_read(tmp_path
     assert [(h.session_id, h.match.id, h.match.bm25) for h in same] == \
         [(h.session_id, h.match.id, h.match.bm25) for h in lane]
     assert same.evidence == lane.evidence and same.common == lane.common
+
+
+def test_the_items_within_the_filters_come_from_the_index_only_at_the_readers_state(tmp_path, engine,
+                                                                                   store_backend):
+    """The lane's estimate of a common word's sessions counts the items within the filters
+    (fused._common_floors); tantivy's items index counts them (messages.TermMatches.items_within)
+    only when its state is exactly the library's head the reader sees: a reader's older snapshot
+    gets None (the library's table counts them), never the newer state's count."""
+    if engine != "tantivy":
+        pytest.skip("a derived engine's count")
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session(f"s{i}", [("user", f"kettle {i}")], project="p" if i % 3 else "q", day=i,
+                         source="claude-local" if i % 2 else "codex-local") for i in range(12)])
+    sql = "SELECT count(*) FROM items WHERE project = ? AND source = ? AND occurred_at >= ?"
+    since = (T0 + timedelta(days=4)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    cases = [(mq.MessageFilters(projects=["p"]), ("p", None, None)),
+             (mq.MessageFilters(source="codex-local", since=since), (None, "codex-local", since)),
+             (mq.MessageFilters(projects=["q"], sources=["claude-local", "codex-local"]), ("q", None, None))]
+
+    def counted(conn, project, source, when):
+        return conn.execute(sql.replace("project = ?", "coalesce(? = project, 1)").replace(
+            "source = ?", "coalesce(? = source, 1)").replace("occurred_at >= ?", "coalesce(occurred_at >= ?, 1)"),
+            (project, source, when)).fetchone()[0]
+
+    with open_readonly(path) as conn:
+        terms = mq.terms_for(conn, "kettle")
+        for filters, args in cases:
+            got = mq.engine_term_matches(conn, engine, terms, filters, 10)[0].items_within
+            assert got == counted(conn, *args) and got > 0
+        assert mq.engine_term_matches(conn, engine, terms, mq.MessageFilters(), 10)[0].items_within is None
+        # a reader reads one snapshot: a writer adds to the library meanwhile, a newer reader
+        # brings the index up to it
+        before = counted(conn, "p", None, None)
+        write(path, [session(f"n{i}", [("user", "kettle new")], project="p", day=20 + i) for i in range(3)])
+        assert mq.engine_term_matches(conn, engine, terms, cases[0][0], 10)[0].items_within == before
+        with open_readonly(path) as newer:
+            assert mq.engine_term_matches(newer, engine, terms, cases[0][0], 10)[0].items_within == before + 3
+        assert mq.engine_term_matches(conn, engine, terms, cases[0][0], 10)[0].items_within is None
+        assert counted(conn, "p", None, None) == before

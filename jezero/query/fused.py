@@ -276,7 +276,8 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             # how many messages were read per term (an engine gives a common word's first message
             # per session alone, with that count: messages.Newest)
             read = {text: getattr(found, "read", len(found)) for text, found in per_term}
-            floors = _common_floors(conn, per_term, capped, filters, sessions_n, read) if WINDOW_DENSITY else {}
+            floors = _common_floors(conn, per_term, capped, filters, sessions_n, read,
+                                    getattr(per_term, "items_within", None)) if WINDOW_DENSITY else {}
             weights: dict[str, float] = {}  # each term's IDF over sessions, for coverage
             factors: dict[str, float] = {}  # each term's relevance scaled to its IDF over sessions
             for text, found in per_term:
@@ -316,14 +317,17 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
 
 
 def _common_floors(conn: apsw.Connection, per_term, capped, filters: mq.MessageFilters,
-                   sessions_n: int, read: dict[str, int] | None = None) -> dict[str, float]:
+                   sessions_n: int, read: dict[str, int] | None = None,
+                   items_within: int | None = None) -> dict[str, float]:
     """WINDOW_DENSITY: for each common word read at its newest LANE_MAX_ROWS messages, the
     sessions estimated to hold it: those its rows reached, times the items within the filters over
     the items within the rows' time (those that end after the oldest row read). Items stand in for
     sessions (most sessions are one item): both counts are index searches of the items' times, per
     source, the window's counted up to WINDOW_MAX_ITEMS (a word whose newest rows span more is left
     as before: its rows reached many sessions; the sources are counted until the sum reaches it).
-    `read`: the messages read per term, when `per_term` gives fewer (messages.Newest)."""
+    `read`: the messages read per term, when `per_term` gives fewer (messages.Newest);
+    `items_within`: the items within the filters, when the engine counted them for this state
+    (messages.TermMatches; the table's count is an index walk of every one of them)."""
     out: dict[str, float] = {}
     read = read or {}
     todo = [(text, found) for text, found in per_term
@@ -370,7 +374,12 @@ def _common_floors(conn: apsw.Connection, per_term, capped, filters: mq.MessageF
         if scope is None:
             plain = filters.projects is None and filters.since is None and filters.before is None \
                 and filters.source is None and filters.sources is None
-            scope = sessions_n if plain else count("", [], None)
+            if plain:
+                scope = sessions_n
+            elif items_within is not None and len(set(sources)) == len(sources):  # (a source named twice counts twice)
+                scope = items_within
+            else:
+                scope = count("", [], None)
         seen = len(found) if isinstance(found, mq.Newest) else len({(r[1], r[2]) for r in found})
         out[text] = seen * scope / max(window, seen, 1)
     return out

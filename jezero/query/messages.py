@@ -287,7 +287,7 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     by BM25 for that term alone that pass `filters`, as (term text, [(id, source, session_id,
     relevance)]). A word in more than `cap` messages is common, when `common_relevance` is given:
     its `cap` newest messages each score that, as on FTS5, given as a Newest (each session's
-    newest of them alone, with how many were read and the lowest id). A
+    newest of them alone, with how many were read and the lowest id). The first is a TermMatches. A
     phrase whose words are in more than `phrase_rows` messages together is left out (as the
     FTS5 lane leaves it out). Returns (those per term, the phrases left out, the common words);
     None when the engine is FTS5 or cannot answer (then FTS5 does)."""
@@ -304,6 +304,7 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     if answer is None:
         return None
     known = getattr(answer, "sessions", None) if SESSIONS_KEPT else None
+    within = getattr(answer, "items_within", None)
     left_out = [t.text for t, found in zip(terms, answer) if found is None]
     answer = [found or [] for found in answer]
     common = [t.text for t, found in zip(terms, answer) if found and found[0][2] is None]
@@ -321,7 +322,8 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
         get = known.get
     else:  # the map is full: it still answers for what it holds
         get = lambda item: known.get(item) or read.get(item)  # noqa: E731
-    out = []
+    out = TermMatches()
+    out.items_within = within
     for t, found in zip(terms, answer):
         if found and found[0][2] is None:
             kept = _newest_per_session(found, get, common_relevance)
@@ -330,6 +332,14 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
         if kept:
             out.append((t.text, kept))
     return out, left_out, common
+
+
+class TermMatches(list):
+    """engine_term_matches()'s matches per term; `items_within`, when the engine knows it exactly
+    for the reader's state, how many items pass the filters' sources, projects and times (the
+    lane's estimate of a common word's sessions counts them: fused._common_floors)."""
+
+    items_within: int | None = None
 
 
 class Newest(list):

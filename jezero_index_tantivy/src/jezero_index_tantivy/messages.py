@@ -132,6 +132,9 @@ class PerTerm(list):
     starts a new map."""
 
     sessions: dict | None = None
+    # how many items pass the request's sources, projects and times, when the items index's state
+    # is exactly that head too (TantivyIndex._items_within); None: not known
+    items_within: int | None = None
 
 
 _UNKEPT = object()
