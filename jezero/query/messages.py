@@ -456,8 +456,8 @@ class CommonWord(tuple):
     expression (lane_expression), whether it is a name or part of one, the name it is part of).
 
     Indexed (`word[1]`), the expression is the word's forms that the library's messages index
-    holds, found on first use, one FTS5 lookup per form: it matches the same messages (a form no
-    message holds matches none), but each search of it walks only those forms, where FTS5 spends
+    holds (and the word itself), found on first use, one FTS5 lookup per other form: it matches
+    the same messages (a form no message holds matches none), but each search of it walks only those forms, where FTS5 spends
     ~25 us on each form of an expression even when no message holds it (20,000 sessions; `tests`
     has 9 forms, 2 of them held), and unread_evidence searches it once per unread session and
     item (the slowest of the load benchmark's searches: 8-11 -> 3-6 ms). Lazily, so a search that
@@ -473,13 +473,14 @@ class CommonWord(tuple):
         return held
 
     def _held_forms(self) -> str:
-        whole = tuple.__getitem__(self, 1)
-        conn, forms = self.__dict__.pop("conn"), self.__dict__.pop("forms")
+        forms = self.forms
         if len(forms) < 2:
-            return whole
-        held = [f for f in forms if conn.execute("SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1",
-                                                 (f,)).fetchone() is not None]
-        return " OR ".join(held) if held else whole
+            return tuple.__getitem__(self, 1)
+        # the word itself is kept unasked (its newest were read: a held form costs a lookup most)
+        held = forms[:1] + [f for f in forms[1:] if self.conn.execute(
+            "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (f,)).fetchone() is not None]
+        del self.conn  # (an interrupted lookup leaves it, and the next use asks again)
+        return " OR ".join(held)
 
 
 def common_word(conn: apsw.Connection, term: Term, relevance: float, name: bool, part_of) -> CommonWord:
