@@ -355,19 +355,15 @@ class Newest(list):
 
 
 def _newest_per_session(found: list, get, relevance: float) -> Newest:
-    first: dict = {}
-    read, oldest = 0, None
-    for mid, item, _ in found:
-        pair = get(item)
-        if pair is None:
-            continue  # deleted since the engine caught up (or not in the reader's snapshot)
-        read += 1
-        if oldest is None or mid < oldest:
-            oldest = mid
-        if pair not in first:
-            first[pair] = mid
-    out = Newest([(mid, *pair, relevance) for pair, mid in first.items()])
-    out.read, out.oldest = read, oldest
+    mids = [r[0] for r in found]
+    pairs = list(map(get, [r[1] for r in found]))
+    if None in pairs:  # items deleted since the engine caught up (or not in the reader's snapshot)
+        kept = [(mid, pair) for mid, pair in zip(mids, pairs) if pair is not None]
+        mids, pairs = [mid for mid, _ in kept], [pair for _, pair in kept]
+    # each session's first row (reversed, the first overwrites the later), in the order they come
+    first = dict(zip(reversed(pairs), reversed(mids)))
+    out = Newest([(first[pair], *pair, relevance) for pair in dict.fromkeys(pairs)])
+    out.read, out.oldest = len(mids), min(mids, default=None)
     return out
 
 
