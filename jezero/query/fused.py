@@ -453,6 +453,22 @@ def _scores(per_term: list[tuple[str, list[tuple]]], factors: dict[str, float] |
     get = best.get
     for text, found in per_term:
         factor = factors[text] if factors is not None else 1.0
+        if isinstance(found, mq.Newest) and found:  # one row per session, each scoring alike
+            relevance = found[0][3] * factor
+            if not relevance > -1.0:
+                for _, source, session_id, _ in found:
+                    best.setdefault((source, session_id), {})
+                continue
+            for mid, source, session_id, _ in found:
+                key = (source, session_id)
+                by_term = get(key)
+                if by_term is None:
+                    best[key] = {text: (relevance, mid)}
+                    continue
+                was = by_term.get(text)
+                if was is None or relevance > was[0]:
+                    by_term[text] = (relevance, mid)
+            continue
         for mid, source, session_id, relevance in found:
             relevance *= factor
             key = (source, session_id)

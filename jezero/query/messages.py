@@ -313,8 +313,8 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     read = {}
     for chunk in range(0, len(items), 900):
         part = items[chunk:chunk + 900]
-        read.update((r[0], (r[1], r[2])) for r in conn.execute(
-            f"SELECT id, source, session_id FROM items WHERE id IN ({','.join('?' * len(part))})", part))
+        read.update({item: (source, sid) for item, source, sid in conn.execute(
+            f"SELECT id, source, session_id FROM items WHERE id IN ({','.join('?' * len(part))})", part)})
     if known is None:
         get = read.get
     elif len(known) + len(read) <= SESSIONS_KEPT:
