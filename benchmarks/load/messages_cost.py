@@ -44,6 +44,8 @@ def main() -> None:
     ap.add_argument("--gc-first", type=int, default=None,
                     help="the youngest GC generation's threshold (0: Python's 700; default: jezero serve's, "
                          "jezero.server.process)")
+    ap.add_argument("--messages-only", action="store_true",
+                    help="only the library with messages (the items-only one is not opened, nor built if missing)")
     ap.add_argument("--stages", action="store_true",
                     help="also the fused search's stages (CPU ms of each, inclusive, per search: p50 and mean of "
                          "their medians of 3), each function timed by a wrapper; the library with messages only")
@@ -69,7 +71,7 @@ def main() -> None:
 
     qs = bench.queries()[: args.searches]
     chosen = args.engine or ["fts5", "tantivy"]
-    configs = [c for c in CONFIGS if c[1] in chosen]
+    configs = [c for c in CONFIGS if c[1] in chosen and (c[0] == "messages" or not args.messages_only)]
     conns, opened = {}, []
     for name, engine in configs:
         pristine = bench.pristine_library(args.data, args.items, messages=name == "messages")
