@@ -453,12 +453,12 @@ class CommonWord(tuple):
 
     Indexed (`word[1]`), the expression is the word's forms that the library's messages index
     holds (and the word itself), found on first use, one FTS5 lookup per other form: it matches
-    the same messages (a form no message holds matches none), but each search of it walks only those forms, where FTS5 spends
-    ~25 us on each form of an expression even when no message holds it (20,000 sessions; `tests`
-    has 9 forms, 2 of them held), and unread_evidence searches it once per unread session and
-    item (the slowest of the load benchmark's searches: 8-11 -> 3-6 ms). Lazily, so a search that
-    reads no unread session looks nothing up. Unpacked, it is the tuple as made (the full
-    expression, the same matches)."""
+    the same messages (a form no message holds matches none), but each search of it walks only
+    those forms, where FTS5 spends ~25 us on each form of an expression even when no message
+    holds it (20,000 sessions; `tests` has 9 forms, 2 of them held), and unread_evidence searches
+    it once per unread session and item (the slowest of the load benchmark's searches: 8-11 ->
+    3-6 ms). Lazily, so a search that reads no unread session looks nothing up. Unpacked, it is
+    the tuple as made (the full expression, the same matches)."""
 
     def __getitem__(self, i):
         if i != 1:
