@@ -112,5 +112,14 @@ def test_the_window_is_counted_over_the_sources_only_until_it_reaches_the_cap(tm
         # over the cap the word is left as without the estimate; under it the estimate applies
         assert [(h.session_id, h.match.bm25) for h in fast] == [(h.session_id, h.match.bm25) for h in plain]
         assert [(h.session_id, h.match.bm25) for h in wide] != [(h.session_id, h.match.bm25) for h in plain]
+        # with a since, the window's index search starts at the later of it and the oldest row read
+        # (two lower bounds made it start at the since and walk every item after it)
+        monkeypatch.setattr(fused, "WINDOW_DENSITY", True)
+        counted.clear()
+        since = (T0 + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        fused.message_lane(c, "Maya greyhound", sources=None, source=None, project=None, since=since,
+                           time_budget_ms=1000)
+        windows = [s for s in counted if "i.occurred_at >= ?" in s]
+        assert windows and all(s.count("i.occurred_at >= ?") == 1 for s in windows)
     finally:
         c.close()

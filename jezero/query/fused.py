@@ -347,16 +347,17 @@ def _common_floors(conn: apsw.Connection, per_term, capped, filters: mq.MessageF
     if filters.projects is not None:
         where.append(f"i.project IN ({','.join('?' * len(filters.projects))})")
         args += filters.projects
-    when, when_args = time_conditions("i.occurred_at", filters.since, filters.before)
-    where, args = where + when, args + when_args
 
-    def count(extra: str, extra_args: list, cap: int | None) -> int:
-        """The items within the filters (and `extra`), counted up to `cap` over every source."""
-        sql = f"SELECT 1 FROM items AS i WHERE {' AND '.join(where + ([extra] if extra else []))}"
+    def count(since: str | None, cap: int | None) -> int:
+        """The items within the filters that end at `since` or after, counted up to `cap` over
+        every source. (One lower bound: with two, the index search took the first, the
+        filters' since, and walked every item from there to find the window's few.)"""
+        when, when_args = time_conditions("i.occurred_at", since, filters.before)
+        sql = f"SELECT 1 FROM items AS i WHERE {' AND '.join(where + when)}"
         sql = f"SELECT count(*) FROM ({sql}{' LIMIT ?' if cap else ''}) AS w"
         counted = 0
         for src in sources:  # each source up to what is left of the cap: past it the sum says no more
-            counted += conn.execute(sql, [src, *args, *extra_args, *([cap - counted] if cap else [])]).fetchone()[0]
+            counted += conn.execute(sql, [src, *args, *when_args, *([cap - counted] if cap else [])]).fetchone()[0]
             if cap and counted >= cap:
                 break
         return counted
@@ -368,7 +369,8 @@ def _common_floors(conn: apsw.Connection, per_term, capped, filters: mq.MessageF
                               (min(r[0] for r in found) if lowest is None else lowest,)).fetchone()
         if oldest is None:
             continue  # deleted by a writer since the lane read it
-        window = count("i.occurred_at >= ?", [oldest[0]], WINDOW_MAX_ITEMS)
+        # at or after both the oldest row and the filters' since: the later of the two (stored text)
+        window = count(oldest[0] if filters.since is None else max(oldest[0], filters.since), WINDOW_MAX_ITEMS)
         if window >= WINDOW_MAX_ITEMS:
             continue
         if scope is None:
@@ -379,7 +381,7 @@ def _common_floors(conn: apsw.Connection, per_term, capped, filters: mq.MessageF
             elif items_within is not None and len(set(sources)) == len(sources):  # (a source named twice counts twice)
                 scope = items_within
             else:
-                scope = count("", [], None)
+                scope = count(filters.since, None)
         seen = len(found) if isinstance(found, mq.Newest) else len({(r[1], r[2]) for r in found})
         out[text] = seen * scope / max(window, seen, 1)
     return out
