@@ -293,7 +293,8 @@ class MessageIndex(DerivedIndex):
             return []
         held = self._held(searcher, q, alternatives, request.common_rows)
         if request.common_rows is not None and held > request.common_rows:
-            return self._newest(searcher, conn, q, filters, request.limit, held, bounds)
+            return self._newest(searcher, conn, q, filters, request.limit, held, bounds,
+                                self._narrow_share(searcher, request))
         return self._per_term(searcher, q, request, request.limit)
 
     def _top(self, searcher, query, request: MessageRequest, limit: int) -> list:
@@ -377,7 +378,19 @@ class MessageIndex(DerivedIndex):
         hits = self._top(searcher, query, request, limit)
         return _Unread(hits, False) if hits else []
 
-    def _newest(self, searcher, conn, query, filters, limit: int, held: int, bounds: list | None = None):
+    def _narrow_share(self, searcher, request: MessageRequest) -> float:
+        """About the share of the messages that pass the request's sources and projects (each
+        filter's terms' doc_freq over the messages, multiplied; 1.0 without them)."""
+        share = 1.0
+        total = max(searcher.num_docs, 1)
+        source = (request.source,) if request.source is not None else None
+        for field, values in (("f_source", request.sources), ("f_source", source), ("f_project", request.projects)):
+            if values is not None:
+                share *= min(1.0, sum(searcher.doc_freq(field, v) for v in dict.fromkeys(values)) / total)
+        return share
+
+    def _newest(self, searcher, conn, query, filters, limit: int, held: int, bounds: list | None = None,
+                share: float = 1.0):
         """A common term's `limit` newest messages that pass the filters, to be read as (message
         id, item id, None) (_Unread, _read_fields) (highest ids first, as
         FTS5's `ORDER BY rowid DESC LIMIT`: message ids follow the messages' time,
@@ -393,7 +406,10 @@ class MessageIndex(DerivedIndex):
         (the hits are still the highest ids). The term's list is read whole instead when it is
         short next to the range (WHOLE_SHARE), or the range would cover every id.
         Either way the answer is the term's `limit` highest ids that pass the filters. `bounds`:
-        the library's (max id, min id), read here once per request."""
+        the library's (max id, min id), read here once per request. `share`: about the share of
+        the term's messages the sources and projects let pass (_narrow_share): the first range is
+        that much wider, where it was widened NEWEST_GROWTH times for a filter passing a third
+        (a search more, each reading the filter's long list)."""
         if not bounds:
             # two subqueries: SQLite reads max() or min() alone from the end of the rowid B-tree,
             # but both in one SELECT scan the whole table (60 ms at a million messages)
@@ -406,7 +422,7 @@ class MessageIndex(DerivedIndex):
             return []
         total = max(searcher.num_docs, 1)
         spread = max(top - bottom + 1, total)  # ids per message: 1 when numbered densely
-        span = max(int(NEWEST_SLACK * limit * spread / max(held, 1)), limit)
+        span = max(int(NEWEST_SLACK * limit * spread / max(held * share, 1)), limit)
         while True:
             low = top - span
             holds = total * span / spread  # about how many messages the range holds
