@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from jezero.query import QueryError, search
+from jezero.query import messages as mq
 from jezero.store import ItemRecord, Store, open_readonly
 from jezero.store.messages import MessageRecord
 
@@ -617,3 +618,35 @@ def test_jezero_search_explain_prints_each_items_gate(tmp_path, store_backend, m
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.split("\n[")[0]
     assert "Push notifications through Expo" in first and "items gate 1: evidence" in first
+def test_a_common_words_expression_for_unread_sessions_is_its_held_forms(tmp_path, monkeypatch, store_backend):
+    # `render` is read at its newest three messages (common): the read of the sessions the lane
+    # never reached (unread_evidence) searches it as the forms some message holds ("render",
+    # "rendered"), which match the same messages as all five forms, looked up once, on first use.
+    if store_backend == "postgres":
+        pytest.skip("unread_evidence reads FTS5 (messages_fts), which a PostgreSQL library has not")
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    records = [item(f"s{i}", f"Standup {i}", "Notes.", [("user", "the render is slow"), ("assistant", "noted")],
+                    day=i) for i in range(5)]
+    records.append(item("old", "Old", "Notes.", [("user", "it rendered twice")], day=0))
+    c = lane_library(tmp_path, records)
+    statements = []
+    try:
+        lane = fused.message_lane(c, "render", sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=1000)
+        word = lane.common["render"]
+        whole = tuple(word)[1]  # unpacked: the expression as made, every form
+        term = mq.terms_for(c, "render")[0]
+        assert whole == mq.lane_expression(term) and whole.count(" OR ") == 4
+        c.exec_trace = lambda cursor, sql, bindings: statements.append(sql) or True
+        assert (word[0], word[2], word[3]) == tuple(word)[:1] + tuple(word)[2:] and not statements
+        assert word[1] == '"render" OR "rendered"'
+        assert len(statements) == 4  # one lookup per other form
+        assert word[1] == '"render" OR "rendered"' and len(statements) == 4  # once
+        c.exec_trace = None
+
+        def matched(expr):
+            return [r[0] for r in c.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (expr,))]
+
+        assert matched(word[1]) == matched(whole) and len(matched(whole)) == 6
+    finally:
+        c.close()

@@ -80,3 +80,46 @@ def test_the_estimate_reads_the_sessions_within_the_filters(tmp_path, monkeypatc
         assert lane[0].capped == ["Maya"]
     finally:
         c.close()
+
+
+def test_the_window_is_counted_over_the_sources_only_until_it_reaches_the_cap(tmp_path, monkeypatch):
+    # Ten sources of one session each after the word's oldest read row: with a cap of 3, the count
+    # stops at the third source, and the lane answers as when every source is counted in full.
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 20)
+    monkeypatch.setattr(fused, "NEAR_TIE", 0)
+    c = library(tmp_path)
+    c.close()
+    with Store(tmp_path / "lib.sqlite3") as store:
+        store.write([ItemRecord(**{**item(f"o{i}", [f"other notes {i}"], day=20 + i).__dict__,
+                                   "uid": f"src{i}:o{i}:0", "source": f"src{i}"}) for i in range(10)])
+    c = open_readonly(tmp_path / "lib.sqlite3")
+    counted = []
+    c.exec_trace = lambda cursor, sql, bindings: counted.append(sql) or True
+    try:
+        monkeypatch.setattr(fused, "WINDOW_MAX_ITEMS", 3)
+        fast = fused.message_lane(c, "Maya greyhound", sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=1000)
+        windows = [s for s in counted if "i.occurred_at >= ?" in s]
+        assert 1 <= len(windows) <= 3  # not one per source (11)
+        monkeypatch.setattr(fused, "WINDOW_MAX_ITEMS", 10_000)
+        counted.clear()
+        wide = fused.message_lane(c, "Maya greyhound", sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=1000)
+        assert len([s for s in counted if "i.occurred_at >= ?" in s]) == 11  # under the cap: every source
+        monkeypatch.setattr(fused, "WINDOW_DENSITY", False)
+        plain = fused.message_lane(c, "Maya greyhound", sources=None, source=None, project=None, since=None,
+                                   time_budget_ms=1000)
+        # over the cap the word is left as without the estimate; under it the estimate applies
+        assert [(h.session_id, h.match.bm25) for h in fast] == [(h.session_id, h.match.bm25) for h in plain]
+        assert [(h.session_id, h.match.bm25) for h in wide] != [(h.session_id, h.match.bm25) for h in plain]
+        # with a since, the window's index search starts at the later of it and the oldest row read
+        # (two lower bounds made it start at the since and walk every item after it)
+        monkeypatch.setattr(fused, "WINDOW_DENSITY", True)
+        counted.clear()
+        since = (T0 + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        fused.message_lane(c, "Maya greyhound", sources=None, source=None, project=None, since=since,
+                           time_budget_ms=1000)
+        windows = [s for s in counted if "i.occurred_at >= ?" in s]
+        assert windows and all(s.count("i.occurred_at >= ?") == 1 for s in windows)
+    finally:
+        c.close()

@@ -374,3 +374,81 @@ def test_no_secret_of_the_redaction_cases_reaches_a_derived_messages_index(inges
         for kind, _, secret, _ in POSITIVES:
             longest = max(secret.split(), key=len)
             assert found(longest) == [], kind
+
+
+def test_a_common_words_newest_come_once_per_session_with_what_was_read(tmp_path, engine, monkeypatch,
+                                                                       store_backend):
+    """A derived engine's common word (messages.Newest): each session's newest message of the
+    word's newest `cap` alone, in the engine's order, with how many were read and the lowest id;
+    the lane scores a session by its first message per term, so it answers as from every row
+    (FTS5's lane reads them all: the same sessions, scores and messages)."""
+    if store_backend == "postgres":
+        pytest.skip("compared with FTS5's lane, which a PostgreSQL library has not")
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session(f"k{i}", [("user", f"kettle {i}"), ("assistant", "the kettle"), ("user", "kettle again")],
+                         day=i) for i in range(6)])
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 7)
+    with open_readonly(path) as conn:
+        term = mq.terms_for(conn, "kettle")
+        filters = mq.MessageFilters(include_tools=True, include_subagents=True)
+        rows = mq.term_matches(conn, term[0], filters, 7, 1.5)  # what the FTS5 lane reads: newest first
+        assert len(rows) == 7 and len({(r[1], r[2]) for r in rows}) == 3
+        lane = fused.message_lane(conn, "kettle", sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=5000, engine=engine)
+        if engine == "fts5":
+            assert mq.engine_term_matches(conn, engine, term, filters, 7, None, 1.5) is None
+            return
+        (text, newest), = mq.engine_term_matches(conn, engine, term, filters, 7, None, 1.5)[0]
+    assert isinstance(newest, mq.Newest) and text == "kettle"
+    first = {}
+    for mid, source, sid, relevance in rows:
+        first.setdefault((source, sid), (mid, source, sid, relevance))
+    assert list(newest) == list(first.values())
+    assert newest.read == 7 and newest.oldest == min(r[0] for r in rows)
+    assert [h.session_id for h in lane] == ["k5", "k4", "k3"]
+    assert all(h.match.id == first[(h.source, h.session_id)][0] for h in lane)
+    with open_readonly(path) as conn:  # the FTS5 lane reads every row: the same answer
+        same = fused.message_lane(conn, "kettle", sources=None, source=None, project=None, since=None,
+                                  time_budget_ms=5000, engine=None)
+    assert [(h.session_id, h.match.id, h.match.bm25) for h in same] == \
+        [(h.session_id, h.match.id, h.match.bm25) for h in lane]
+    assert same.evidence == lane.evidence and same.common == lane.common
+
+
+def test_the_items_within_the_filters_come_from_the_index_only_at_the_readers_state(tmp_path, engine,
+                                                                                   store_backend):
+    """The lane's estimate of a common word's sessions counts the items within the filters
+    (fused._common_floors); tantivy's items index counts them (messages.TermMatches.items_within)
+    only when its state is exactly the library's head the reader sees: a reader's older snapshot
+    gets None (the library's table counts them), never the newer state's count."""
+    if engine != "tantivy":
+        pytest.skip("a derived engine's count")
+    path = tmp_path / "lib.sqlite3"
+    write(path, [session(f"s{i}", [("user", f"kettle {i}")], project="p" if i % 3 else "q", day=i,
+                         source="claude-local" if i % 2 else "codex-local") for i in range(12)])
+    sql = "SELECT count(*) FROM items WHERE project = ? AND source = ? AND occurred_at >= ?"
+    since = (T0 + timedelta(days=4)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    cases = [(mq.MessageFilters(projects=["p"]), ("p", None, None)),
+             (mq.MessageFilters(source="codex-local", since=since), (None, "codex-local", since)),
+             (mq.MessageFilters(projects=["q"], sources=["claude-local", "codex-local"]), ("q", None, None))]
+
+    def counted(conn, project, source, when):
+        return conn.execute(sql.replace("project = ?", "coalesce(? = project, 1)").replace(
+            "source = ?", "coalesce(? = source, 1)").replace("occurred_at >= ?", "coalesce(occurred_at >= ?, 1)"),
+            (project, source, when)).fetchone()[0]
+
+    with open_readonly(path) as conn:
+        terms = mq.terms_for(conn, "kettle")
+        for filters, args in cases:
+            got = mq.engine_term_matches(conn, engine, terms, filters, 10)[0].items_within
+            assert got == counted(conn, *args) and got > 0
+        assert mq.engine_term_matches(conn, engine, terms, mq.MessageFilters(), 10)[0].items_within is None
+        # a reader reads one snapshot: a writer adds to the library meanwhile, a newer reader
+        # brings the index up to it
+        before = counted(conn, "p", None, None)
+        write(path, [session(f"n{i}", [("user", "kettle new")], project="p", day=20 + i) for i in range(3)])
+        assert mq.engine_term_matches(conn, engine, terms, cases[0][0], 10)[0].items_within == before
+        with open_readonly(path) as newer:
+            assert mq.engine_term_matches(newer, engine, terms, cases[0][0], 10)[0].items_within == before + 3
+        assert mq.engine_term_matches(conn, engine, terms, cases[0][0], 10)[0].items_within is None
+        assert counted(conn, "p", None, None) == before

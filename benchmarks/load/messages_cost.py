@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import io
 import json
 import os
@@ -43,6 +44,11 @@ def main() -> None:
     ap.add_argument("--gc-first", type=int, default=None,
                     help="the youngest GC generation's threshold (0: Python's 700; default: jezero serve's, "
                          "jezero.server.process)")
+    ap.add_argument("--messages-only", action="store_true",
+                    help="only the library with messages (the items-only one is not opened, nor built if missing)")
+    ap.add_argument("--stages", action="store_true",
+                    help="also the fused search's stages (CPU ms of each, inclusive, per search: p50 and mean of "
+                         "their medians of 3), each function timed by a wrapper; the library with messages only")
     args = ap.parse_args()
     if args.gc_first is None:
         from jezero.server.process import tune_gc
@@ -57,6 +63,7 @@ def main() -> None:
 
         server.nothing_kept()
     kept = kept_counts()
+    stage = stage_timers() if args.stages else None
 
     from jezero.config import SearchConfig
     from jezero.query import search
@@ -64,7 +71,7 @@ def main() -> None:
 
     qs = bench.queries()[: args.searches]
     chosen = args.engine or ["fts5", "tantivy"]
-    configs = [c for c in CONFIGS if c[1] in chosen]
+    configs = [c for c in CONFIGS if c[1] in chosen and (c[0] == "messages" or not args.messages_only)]
     conns, opened = {}, []
     for name, engine in configs:
         pristine = bench.pristine_library(args.data, args.items, messages=name == "messages")
@@ -79,6 +86,8 @@ def main() -> None:
 
     def run(variant, q, f) -> float:
         (name, engine), lanes = variant
+        if stage is not None:
+            stage.clear()
         t = time.thread_time()
         search(conns[(name, engine)], q, options=options[engine], **({"lanes": lanes} if lanes else {}), **f)
         return (time.thread_time() - t) * 1e3
@@ -87,11 +96,19 @@ def main() -> None:
         for v in variants:
             run(v, q, f)
     times = {v: [] for v in variants}
+    stages: dict = {}
     kept.update(dict.fromkeys(kept, 0))  # the warm-up's counts left out
     for q, f in qs:
-        runs = {v: [run(v, q, f) for _ in range(1 if args.first_sight else 3)] for v in variants}
+        runs = {}
         for v in variants:
+            runs[v], parts = [], []
+            for _ in range(1 if args.first_sight else 3):
+                runs[v].append(run(v, q, f))
+                parts.append(dict(stage or {}))
             times[v].append(statistics.median(runs[v]))
+            if stage is not None and v[0][0] == "messages" and v[1] is None:
+                for name in set().union(*parts):
+                    stages.setdefault((v[0][1], name), []).append(statistics.median(p.get(name, 0.0) for p in parts))
     if "tantivy" in chosen:
         print(json.dumps({"kept": "nothing" if args.nothing_kept else "per index state",
                           "term answers reused": f"{kept['terms_reused']} of {kept['terms']}",
@@ -103,6 +120,14 @@ def main() -> None:
                           "searches": len(t), "mean_cpu_ms": round(statistics.mean(t), 2),
                           "p50_cpu_ms": round(t[len(t) // 2], 2), "p99_cpu_ms": round(t[int(len(t) * 0.99)], 2),
                           "load_average_1m": round(os.getloadavg()[0], 2)}), flush=True)
+
+    for (engine, name), t in sorted(stages.items()):
+        t = sorted(t + [0.0] * (len(qs) - len(t)))
+        print(json.dumps({"engine": engine, "stage": name, "mean_cpu_ms": round(statistics.mean(t), 3),
+                          "p50_cpu_ms": round(t[len(t) // 2], 3), "p99_cpu_ms": round(t[int(len(t) * 0.99)], 3)}),
+              flush=True)
+    if stage is not None:
+        stage.off()
 
     for engine in chosen:
         conn = conns[("messages", engine)]
@@ -127,6 +152,45 @@ def main() -> None:
             path.write_text(out.getvalue())
     for reader in opened:
         reader.__exit__(None, None, None)
+
+
+class _Stages(dict):
+    """CPU ms per stage of the current search (stage_timers)."""
+
+    def off(self) -> None:
+        for module, name, original in self.undo:
+            setattr(module, name, original)
+
+
+def stage_timers() -> _Stages:
+    """Wraps the fused search's stages (module functions, looked up by name where they are called)
+    with thread CPU timers; each search's sums are in the returned dict (cleared per search).
+    Nested stages count inside their callers too."""
+    from jezero.query import fused
+    from jezero.query import messages as mq
+    from jezero.store import engines
+
+    sq = importlib.import_module("jezero.query.search")  # the package's `search` is the function
+
+    out = _Stages()
+    out.undo = []
+    wanted = [(fused, n) for n in ("message_lane", "_common_floors", "_by_sessions", "_scores", "_rank_sessions",
+                                   "_newer_on_near_ties", "unread_evidence", "fuse", "current_first")]
+    wanted += [(mq, "engine_term_matches"), (mq, "rows"), (engines, "messages"), (sq, "_search"),
+               (sq, "_current_first")]
+    for module, name in wanted:
+        original = getattr(module, name)
+
+        def timed(*a, _f=original, _k=f"{module.__name__.rsplit('.', 1)[-1]}.{name}", **kw):
+            t = time.thread_time()
+            try:
+                return _f(*a, **kw)
+            finally:
+                out[_k] = out.get(_k, 0.0) + (time.thread_time() - t) * 1e3
+
+        setattr(module, name, timed)
+        out.undo.append((module, name, original))
+    return out
 
 
 def kept_counts() -> dict:

@@ -51,6 +51,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 import apsw
 
@@ -292,17 +293,18 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 if found:
                     held_by[t.text] = min(held, LANE_MAX_ROWS)
                     per_term.append((t.text, found))
-            floors = _common_floors(conn, per_term, capped, filters, sessions_n) if WINDOW_DENSITY else {}
+            # how many messages were read per term (an engine gives a common word's first message
+            # per session alone, with that count: messages.Newest)
+            read = {text: getattr(found, "read", len(found)) for text, found in per_term}
+            floors = _common_floors(conn, per_term, capped, filters, sessions_n, read,
+                                    getattr(per_term, "items_within", None)) if WINDOW_DENSITY else {}
             weights: dict[str, float] = {}  # each term's IDF over sessions, for coverage
-            for i, (text, found) in enumerate(per_term):
-                found, weights[text] = _by_sessions(found, held_by[text], total, sessions_n, floors.get(text, 0.0))
-                per_term[i] = (text, found)
-            scored = _scores(per_term)
-            whole = sum(weights.values())
-            if COVERAGE_POWER and whole > 0:
-                # a session missing the query's rarer words gives way (COVERAGE_POWER)
-                scored = [(key, score * (sum(weights[t] for t in by_term) / whole) ** COVERAGE_POWER, by_term)
-                          for key, score, by_term in scored]
+            factors: dict[str, float] = {}  # each term's relevance scaled to its IDF over sessions
+            for text, found in per_term:
+                factors[text], weights[text] = _by_sessions(found, held_by[text], total, sessions_n,
+                                                            floors.get(text, 0.0))
+            # a session missing the query's rarer words gives way (COVERAGE_POWER)
+            scored = _scores(per_term, factors, weights if COVERAGE_POWER else None)
             ranked = _rank_sessions(scored, sessions)
             shown = mq.rows(conn, [best for best, _, _ in ranked], mq.MessageFilters(include_tools=True,
                                                                                       include_subagents=True))
@@ -316,8 +318,9 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             # for the items' gate (unread_evidence): each term's weight, and what each message of a
             # common word read at its newest only scored (alike, by the rule above)
             out.weights, out.filters, by_text = weights, filters, {t.text: t for t in terms}
-            out.common = {text: (found[0][3], mq.lane_expression(t), _is_name(t) or t.part_of is not None, t.part_of)
-                          for text, found in per_term if text in capped and len(found) >= LANE_MAX_ROWS
+            out.common = {text: mq.common_word(conn, t, found[0][3] * factors[text],
+                                               _is_name(t) or t.part_of is not None, t.part_of)
+                          for text, found in per_term if text in capped and read[text] >= LANE_MAX_ROWS
                           for t in (by_text.get(text),) if t is not None}
             for best, score, matched in ranked:
                 m = shown.get(best)
@@ -334,15 +337,21 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
 
 
 def _common_floors(conn: apsw.Connection, per_term, capped, filters: mq.MessageFilters,
-                   sessions_n: int) -> dict[str, float]:
+                   sessions_n: int, read: dict[str, int] | None = None,
+                   items_within: int | None = None) -> dict[str, float]:
     """WINDOW_DENSITY: for each common word read at its newest LANE_MAX_ROWS messages, the
     sessions estimated to hold it: those its rows reached, times the items within the filters over
     the items within the rows' time (those that end after the oldest row read). Items stand in for
     sessions (most sessions are one item): both counts are index searches of the items' times, per
     source, the window's counted up to WINDOW_MAX_ITEMS (a word whose newest rows span more is left
-    as before: its rows reached many sessions)."""
+    as before: its rows reached many sessions; the sources are counted until the sum reaches it).
+    `read`: the messages read per term, when `per_term` gives fewer (messages.Newest);
+    `items_within`: the items within the filters, when the engine counted them for this state
+    (messages.TermMatches; the table's count is an index walk of every one of them)."""
     out: dict[str, float] = {}
-    todo = [(text, found) for text, found in per_term if text in capped and len(found) >= LANE_MAX_ROWS]
+    read = read or {}
+    todo = [(text, found) for text, found in per_term
+            if text in capped and read.get(text, len(found)) >= LANE_MAX_ROWS]
     if not todo:
         return out  # under the cap once filtered: every message holding it was read
     if filters.source is not None:
@@ -358,28 +367,42 @@ def _common_floors(conn: apsw.Connection, per_term, capped, filters: mq.MessageF
     if filters.projects is not None:
         where.append(f"i.project IN ({','.join('?' * len(filters.projects))})")
         args += filters.projects
-    when, when_args = time_conditions("i.occurred_at", filters.since, filters.before)
-    where, args = where + when, args + when_args
 
-    def count(extra: str, extra_args: list, cap: int | None) -> int:
-        sql = f"SELECT 1 FROM items AS i WHERE {' AND '.join(where + ([extra] if extra else []))}"
+    def count(since: str | None, cap: int | None) -> int:
+        """The items within the filters that end at `since` or after, counted up to `cap` over
+        every source. (One lower bound: with two, the index search took the first, the
+        filters' since, and walked every item from there to find the window's few.)"""
+        when, when_args = time_conditions("i.occurred_at", since, filters.before)
+        sql = f"SELECT 1 FROM items AS i WHERE {' AND '.join(where + when)}"
         sql = f"SELECT count(*) FROM ({sql}{' LIMIT ?' if cap else ''}) AS w"
-        return sum(conn.execute(sql, [src, *args, *extra_args, *([cap] if cap else [])]).fetchone()[0]
-                   for src in sources)
+        counted = 0
+        for src in sources:  # each source up to what is left of the cap: past it the sum says no more
+            counted += conn.execute(sql, [src, *args, *when_args, *([cap - counted] if cap else [])]).fetchone()[0]
+            if cap and counted >= cap:
+                break
+        return counted
 
     scope = None
     for text, found in todo:
-        oldest = conn.execute("SELECT at FROM messages WHERE id = ?", (min(r[0] for r in found),)).fetchone()
+        lowest = getattr(found, "oldest", None)
+        oldest = conn.execute("SELECT at FROM messages WHERE id = ?",
+                              (min(r[0] for r in found) if lowest is None else lowest,)).fetchone()
         if oldest is None:
             continue  # deleted by a writer since the lane read it
-        window = count("i.occurred_at >= ?", [oldest[0]], WINDOW_MAX_ITEMS)
+        # at or after both the oldest row and the filters' since: the later of the two (stored text)
+        window = count(oldest[0] if filters.since is None else max(oldest[0], filters.since), WINDOW_MAX_ITEMS)
         if window >= WINDOW_MAX_ITEMS:
             continue
         if scope is None:
             plain = filters.projects is None and filters.since is None and filters.before is None \
                 and filters.source is None and filters.sources is None
-            scope = sessions_n if plain else count("", [], None)
-        seen = len({(r[1], r[2]) for r in found})
+            if plain:
+                scope = sessions_n
+            elif items_within is not None and len(set(sources)) == len(sources):  # (a source named twice counts twice)
+                scope = items_within
+            else:
+                scope = count(filters.since, None)
+        seen = len(found) if isinstance(found, mq.Newest) else len({(r[1], r[2]) for r in found})
         out[text] = seen * scope / max(window, seen, 1)
     return out
 
@@ -404,21 +427,21 @@ def _newer_on_near_ties(ranked, shown):
 
 
 def _by_sessions(found: list[tuple], held: int, total: int, sessions_n: int,
-                 floor: float = 0.0) -> tuple[list[tuple], float]:
-    """The term's matches with bm25's IDF over messages replaced by its IDF over sessions
-    (SESSION_IDF), and that IDF: `held` messages of `total` hold it, the sessions are those of
-    `found`, `sessions_n` the library's items. A common word (`held` at LANE_MAX_ROWS) counts as
-    held by at least `floor` sessions too (WINDOW_DENSITY)."""
+                 floor: float = 0.0) -> tuple[float, float]:
+    """What replaces bm25's IDF over messages in the term's matches by its IDF over sessions
+    (SESSION_IDF): the factor each match's relevance is multiplied by (1.0: none), and that IDF:
+    `held` messages of `total` hold it, the sessions are those of `found`, `sessions_n` the
+    library's items. A common word (`held` at LANE_MAX_ROWS) counts as held by at least `floor`
+    sessions too (WINDOW_DENSITY)."""
     if not sessions_n or not total:
-        return found, 1.0
-    seen = len({(r[1], r[2]) for r in found})
+        return 1.0, 1.0
+    seen = len(found) if isinstance(found, mq.Newest) else len({(r[1], r[2]) for r in found})
     if held >= LANE_MAX_ROWS:
         seen = max(seen, LANE_MAX_ROWS * sessions_n / total, floor)
     by_sessions = bm25.idf(sessions_n, min(seen, sessions_n))
     if not SESSION_IDF:
-        return found, by_sessions
-    factor = by_sessions / bm25.idf(total, held)
-    return [(mid, source, sid, rel * factor) for mid, source, sid, rel in found], by_sessions
+        return 1.0, by_sessions
+    return by_sessions / bm25.idf(total, held), by_sessions
 
 
 _NONE = frozenset()
@@ -436,9 +459,13 @@ def _ranking(t) -> bool:
     return not (is_stop_word(t) or (len(t.text) < LANE_MIN_CHARS and not t.exact))
 
 
-def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, str], float, dict]]:
+def _scores(per_term: list[tuple[str, list[tuple]]], factors: dict[str, float] | None = None,
+            weights: dict[str, float] | None = None) -> list[tuple[tuple[str, str], float, dict]]:
     """Each session the terms' messages belong to: its score (per term, its best message's
-    relevance, summed over the terms), and per term that best (relevance, message id)."""
+    relevance, summed over the terms), and per term that best (relevance, message id). `factors`:
+    each term's relevance is multiplied by its factor first (_by_sessions); `weights`: each
+    session's score is multiplied by the share of the terms' weights it holds (of all the terms'
+    weights) to COVERAGE_POWER."""
     # A session scores, per term, its best message's bm25 for it. Adding later messages too (0.05,
     # 0.1 or 0.3 of their own) lowered coding R@1 on half A (0.827 -> 0.792, 0.720, ~0.5): a word
     # repeated through a test log outweighed the message about it.
@@ -447,7 +474,25 @@ def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, st
     best: dict[tuple[str, str], dict[str, tuple[float, int]]] = {}
     get = best.get
     for text, found in per_term:
+        factor = factors[text] if factors is not None else 1.0
+        if isinstance(found, mq.Newest) and found:  # one row per session, each scoring alike
+            relevance = found[0][3] * factor
+            if not relevance > -1.0:
+                for _, source, session_id, _ in found:
+                    best.setdefault((source, session_id), {})
+                continue
+            for mid, source, session_id, _ in found:
+                key = (source, session_id)
+                by_term = get(key)
+                if by_term is None:
+                    best[key] = {text: (relevance, mid)}
+                    continue
+                was = by_term.get(text)
+                if was is None or relevance > was[0]:
+                    by_term[text] = (relevance, mid)
+            continue
         for mid, source, session_id, relevance in found:
+            relevance *= factor
             key = (source, session_id)
             by_term = get(key)
             if by_term is None:
@@ -459,7 +504,20 @@ def _scores(per_term: list[tuple[str, list[tuple]]]) -> list[tuple[tuple[str, st
                     by_term[text] = (relevance, mid)
             elif relevance > was[0]:
                 by_term[text] = (relevance, mid)
-    return [(key, sum([r for r, _ in by_term.values()]), by_term) for key, by_term in best.items()]
+    whole = sum(weights.values()) if weights else 0
+    if not whole > 0:
+        return [(key, sum([r for r, _ in by_term.values()]), by_term) for key, by_term in best.items()]
+    # (A one-term session's share is its term's, computed once: (0 + w) / whole is w / whole.)
+    alone = {t: (w / whole) ** COVERAGE_POWER for t, w in weights.items()}
+    out = []
+    for key, by_term in best.items():
+        if len(by_term) == 1:
+            for t, (r, _) in by_term.items():
+                out.append((key, (0 + r) * alone[t], by_term))
+        else:
+            out.append((key, sum([r for r, _ in by_term.values()]) *
+                        (sum([weights[t] for t in by_term]) / whole) ** COVERAGE_POWER, by_term))
+    return out
 
 
 def _rank_sessions(scored: list[tuple], sessions: int) -> list[tuple[int, float, list[str]]]:
@@ -481,10 +539,15 @@ def _rank_sessions(scored: list[tuple], sessions: int) -> list[tuple[int, float,
         per_message: dict[int, float] = {}
         for relevance, mid in by_term.values():
             per_message[mid] = per_message.get(mid, 0.0) + relevance
-        top = max(per_message, key=lambda mid: (per_message[mid], mid))
-        ranked.append((score, per_message[top], top, sorted(by_term)))
-    ranked.sort(key=lambda r: (-r[0], -r[1], -r[2]))
+        top, summed = max(per_message.items(), key=_SUM_THEN_ID)
+        ranked.append((score, summed, top, sorted(by_term)))
+    # (Descending on (score, sum, id) is ascending on their negations: the ids make every key distinct.)
+    ranked.sort(key=_SCORE_SUM_ID, reverse=True)
     return [(top, score, matched) for score, _, top, matched in ranked[:sessions]]
+
+
+_SUM_THEN_ID = itemgetter(1, 0)
+_SCORE_SUM_ID = itemgetter(0, 1, 2)
 
 
 def _cheap_phrase(conn: apsw.Connection, tokens: tuple) -> bool:

@@ -286,7 +286,8 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     per term (a single word also in its other forms, terms.word_forms), its `cap` best messages
     by BM25 for that term alone that pass `filters`, as (term text, [(id, source, session_id,
     relevance)]). A word in more than `cap` messages is common, when `common_relevance` is given:
-    its `cap` newest messages each score that, as on FTS5. A
+    its `cap` newest messages each score that, as on FTS5, given as a Newest (each session's
+    newest of them alone, with how many were read and the lowest id). The first is a TermMatches. A
     phrase whose words are in more than `phrase_rows` messages together is left out (as the
     FTS5 lane leaves it out). Returns (those per term, the phrases left out, the common words);
     None when the engine is FTS5 or cannot answer (then FTS5 does)."""
@@ -303,6 +304,7 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     if answer is None:
         return None
     known = getattr(answer, "sessions", None) if SESSIONS_KEPT else None
+    within = getattr(answer, "items_within", None)
     left_out = [t.text for t, found in zip(terms, answer) if found is None]
     answer = [found or [] for found in answer]
     common = [t.text for t, found in zip(terms, answer) if found and found[0][2] is None]
@@ -311,8 +313,8 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     read = {}
     for chunk in range(0, len(items), 900):
         part = items[chunk:chunk + 900]
-        read.update((r[0], (r[1], r[2])) for r in conn.execute(
-            f"SELECT id, source, session_id FROM items WHERE id IN ({','.join('?' * len(part))})", part))
+        read.update({item: (source, sid) for item, source, sid in conn.execute(
+            f"SELECT id, source, session_id FROM items WHERE id IN ({','.join('?' * len(part))})", part)})
     if known is None:
         get = read.get
     elif len(known) + len(read) <= SESSIONS_KEPT:
@@ -320,13 +322,49 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
         get = known.get
     else:  # the map is full: it still answers for what it holds
         get = lambda item: known.get(item) or read.get(item)  # noqa: E731
-    out = []
+    out = TermMatches()
+    out.items_within = within
     for t, found in zip(terms, answer):
-        kept = [(mid, *pair, common_relevance if score is None else score)
-                for mid, item, score in found if (pair := get(item)) is not None]
+        if found and found[0][2] is None:
+            kept = _newest_per_session(found, get, common_relevance)
+        else:
+            kept = [(mid, *pair, score) for mid, item, score in found if (pair := get(item)) is not None]
         if kept:
             out.append((t.text, kept))
     return out, left_out, common
+
+
+class TermMatches(list):
+    """engine_term_matches()'s matches per term; `items_within`, when the engine knows it exactly
+    for the reader's state, how many items pass the filters' sources, projects and times (the
+    lane's estimate of a common word's sessions counts them: fused._common_floors)."""
+
+    items_within: int | None = None
+
+
+class Newest(list):
+    """A common word's newest messages as engine_term_matches() gives them: each session's first
+    (its newest) alone, in the engine's order, as (id, source, session_id, relevance), every one
+    scoring alike; `read`: how many of the word's messages were read (those whose item the library
+    holds), `oldest`: the lowest id among them. The lane keeps, per term, only a session's best
+    message, the first on a tie (fused._scores), and counts the term's sessions, not its rows,
+    so these are all it needs of the rest (half the rows of the load benchmark's searches)."""
+
+    read: int = 0
+    oldest: int | None = None
+
+
+def _newest_per_session(found: list, get, relevance: float) -> Newest:
+    mids = [r[0] for r in found]
+    pairs = list(map(get, [r[1] for r in found]))
+    if None in pairs:  # items deleted since the engine caught up (or not in the reader's snapshot)
+        kept = [(mid, pair) for mid, pair in zip(mids, pairs) if pair is not None]
+        mids, pairs = [mid for mid, _ in kept], [pair for _, pair in kept]
+    # each session's first row (reversed, the first overwrites the later), in the order they come
+    first = dict(zip(reversed(pairs), reversed(mids)))
+    out = Newest([(first[pair], *pair, relevance) for pair in dict.fromkeys(pairs)])
+    out.read, out.oldest = len(mids), min(mids, default=None)
+    return out
 
 
 def _common(conn: apsw.Connection, term: Term) -> bool:
@@ -406,6 +444,48 @@ def lane_expression(term: Term) -> str:
     if len(term.key) == 1 and not term.exact:
         return " OR ".join('"' + form + '"' for form in (term.key[0], *word_forms(term.key[0])))
     return term.quoted
+
+
+class CommonWord(tuple):
+    """What the lane keeps of a common word read at its newest only, for search's read of the
+    sessions it never reached (fused.unread_evidence): (what each of its messages scored, its FTS5
+    expression (lane_expression), whether it is a name or part of one, the name it is part of).
+
+    Indexed (`word[1]`), the expression is the word's forms that the library's messages index
+    holds (and the word itself), found on first use, one FTS5 lookup per other form: it matches
+    the same messages (a form no message holds matches none), but each search of it walks only
+    those forms, where FTS5 spends ~25 us on each form of an expression even when no message
+    holds it (20,000 sessions; `tests` has 9 forms, 2 of them held), and unread_evidence searches
+    it once per unread session and item (the slowest of the load benchmark's searches: 8-11 ->
+    3-6 ms). Lazily, so a search that reads no unread session looks nothing up. Unpacked, it is
+    the tuple as made (the full expression, the same matches)."""
+
+    def __getitem__(self, i):
+        if i != 1:
+            return tuple.__getitem__(self, i)
+        held = self.__dict__.get("held")
+        if held is None:
+            held = self.__dict__["held"] = self._held_forms()
+        return held
+
+    def _held_forms(self) -> str:
+        forms = self.forms
+        if len(forms) < 2:
+            return tuple.__getitem__(self, 1)
+        # the word itself is kept unasked (its newest were read: a held form costs a lookup most)
+        held = forms[:1] + [f for f in forms[1:] if self.conn.execute(
+            "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (f,)).fetchone() is not None]
+        del self.conn  # (an interrupted lookup leaves it, and the next use asks again)
+        return " OR ".join(held)
+
+
+def common_word(conn: apsw.Connection, term: Term, relevance: float, name: bool, part_of) -> CommonWord:
+    """A CommonWord for `term` (its forms looked up in `conn`'s messages index when first asked)."""
+    word = CommonWord((relevance, lane_expression(term), name, part_of))
+    word.conn = conn
+    word.forms = ['"' + form + '"' for form in (term.key[0], *word_forms(term.key[0]))] \
+        if len(term.key) == 1 and not term.exact else []
+    return word
 
 
 def ids_up_to(conn: apsw.Connection, term: Term, cap: int) -> list[int]:

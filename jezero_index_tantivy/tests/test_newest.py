@@ -86,3 +86,27 @@ def test_every_way_of_reading_the_newest_gives_the_librarys_answer(tmp_path, mon
             assert found == expected(conn, filters), filters
         assert expected(conn, FILTERS[2]) and not expected(conn, FILTERS[5])  # the cases are what they say
     engines.forget()
+
+
+def test_a_request_of_several_terms_answers_each_as_asked_alone(tmp_path, monkeypatch):
+    """The fields of every term's hits are read for the whole request at once
+    (MessageIndex._read_fields): a common word's newest and a rarer word's BM25 best, several of
+    each, come out as each term asked alone gives them, each in its place."""
+    monkeypatch.setattr(messages_module, "TERMS_KEPT", 0)  # each answer read, not kept
+    path = tmp_path / "lib.sqlite3"
+    library(path)
+    engines.forget()
+    index = MessageIndex(path)
+    index.catch_up()
+    terms = [("kettle",), ("walnut",), ("nowhere",), ("kettle", "walnut"), ('"kettle 7"',), ("session",)]
+    with open_readonly(path) as conn:
+        for filters in FILTERS[:3]:
+            for common in (None, 200):  # None: every term by its BM25 best; 200: the two words at their newest
+                alone = [index.matches(conn, mq.request_for([t], filters, "per_term", LIMIT, None, common))[0]
+                         for t in terms]
+                together = index.matches(conn, mq.request_for(terms, filters, "per_term", LIMIT, None, common))
+                assert list(together) == alone and alone[0] and alone[2] == []
+        newest = index.matches(conn, mq.request_for(terms, FILTERS[0], "per_term", LIMIT, None, LIMIT))
+        assert newest[0] == expected(conn, FILTERS[0]) and newest[0][0][2] is None  # read at its newest
+        assert newest[4] and newest[4][0][2] is not None  # a phrase in 1 message: its BM25 best
+    engines.forget()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from itertools import repeat
+from itertools import islice, repeat
 from pathlib import Path
 
 import apsw
@@ -132,9 +132,22 @@ class PerTerm(list):
     starts a new map."""
 
     sessions: dict | None = None
+    # how many items pass the request's sources, projects and times, when the items index's state
+    # is exactly that head too (TantivyIndex._items_within); None: not known
+    items_within: int | None = None
 
 
 _UNKEPT = object()
+
+
+class _Unread:
+    """A term's hits whose fast fields are read with every other term's of the request
+    (MessageIndex._read_fields): `newest`, ordered by id (each hit holds its id)."""
+
+    __slots__ = ("hits", "newest")
+
+    def __init__(self, hits: list, newest: bool):
+        self.hits, self.newest = hits, newest
 
 
 class _Kept:
@@ -219,13 +232,19 @@ class MessageIndex(DerivedIndex):
             bounds: list = []  # the library's message id range, read once (_newest)
             asked = (request.sources, request.source, request.projects, request.roles, request.subagents,
                      request.since, request.before, request.limit, request.phrase_rows, request.common_rows)
+            unread: list = []  # (its place, its key, _Unread): the terms whose hits' fields are still to read
             for alternatives in request.terms:
                 key = (alternatives, asked)
                 found = kept.term(key)
                 if found is _UNKEPT:
                     found = self._one_term(searcher, conn, alternatives, request, filters, bounds)
-                    kept.keep(key, found)
+                    if isinstance(found, _Unread):
+                        unread.append((len(out), key, found))
+                    else:
+                        kept.keep(key, found)
                 out.append(found)
+            if unread:
+                self._read_fields(searcher, out, kept, unread)
             return out
         terms = [self._term_query(alternatives) for alternatives in request.terms]
         kept = [q for q in terms if q is not None]
@@ -239,6 +258,23 @@ class MessageIndex(DerivedIndex):
         else:
             found = self._by_time(searcher, _with_filters(query, filters), request.limit, request.order == "newest")
         return self._masks(searcher, found, terms)
+
+    def _read_fields(self, searcher, out: list, kept: _Kept, unread: list) -> None:
+        """The items of every term's hits (and the ids of BM25's best: the newest come with
+        theirs), one fast field read each for the whole request, into `out` and what is kept. A
+        read costs about 200 us at 4.9 million messages whatever the hits (the index's segments'
+        columns; 43 us at 980,000), once per term before (1.6 a search of the load benchmark's)."""
+        items = iter(searcher.fast_field_values("item", [a for _, _, u in unread for _, a in u.hits]))
+        best = [a for _, _, u in unread if not u.newest for _, a in u.hits]
+        ids = iter(searcher.fast_field_values("id", best) if best else ())
+        for slot, key, u in unread:
+            held = list(islice(items, len(u.hits)))
+            if u.newest:  # ordered by `id`, each hit came with its id
+                found = list(zip([mid for mid, _ in u.hits], held, repeat(None)))
+            else:
+                found = list(zip(islice(ids, len(u.hits)), held, (score for score, _ in u.hits)))
+            out[slot] = found
+            kept.keep(key, found)
 
     def _kept_for(self, searcher) -> _Kept:
         """What is kept for this index state (a searcher: another state starts over)."""
@@ -257,7 +293,8 @@ class MessageIndex(DerivedIndex):
             return []
         held = self._held(searcher, q, alternatives, request.common_rows)
         if request.common_rows is not None and held > request.common_rows:
-            return self._newest(searcher, conn, q, filters, request.limit, held, bounds)
+            return self._newest(searcher, conn, q, filters, request.limit, held, bounds,
+                                self._narrow_share(searcher, request))
         return self._per_term(searcher, q, request, request.limit)
 
     def _top(self, searcher, query, request: MessageRequest, limit: int) -> list:
@@ -335,19 +372,27 @@ class MessageIndex(DerivedIndex):
             held = searcher.search(query, limit=1, count=True).count
         return held
 
-    def _per_term(self, searcher, query, request: MessageRequest, limit: int) -> list[tuple[int, int, float]]:
-        """The term's `limit` best messages by BM25 that pass the filters, as (message id, item
-        id, score)."""
+    def _per_term(self, searcher, query, request: MessageRequest, limit: int):
+        """The term's `limit` best messages by BM25 that pass the filters, to be read as (message
+        id, item id, score) (_Unread, _read_fields)."""
         hits = self._top(searcher, query, request, limit)
-        if not hits:
-            return []
-        addresses = [a for _, a in hits]
-        return list(zip(searcher.fast_field_values("id", addresses), searcher.fast_field_values("item", addresses),
-                        (score for score, _ in hits)))
+        return _Unread(hits, False) if hits else []
 
-    def _newest(self, searcher, conn, query, filters, limit: int, held: int,
-                bounds: list | None = None) -> list[tuple[int, int, None]]:
-        """A common term's `limit` newest messages that pass the filters (highest ids first, as
+    def _narrow_share(self, searcher, request: MessageRequest) -> float:
+        """About the share of the messages that pass the request's sources and projects (each
+        filter's terms' doc_freq over the messages, multiplied; 1.0 without them)."""
+        share = 1.0
+        total = max(searcher.num_docs, 1)
+        source = (request.source,) if request.source is not None else None
+        for field, values in (("f_source", request.sources), ("f_source", source), ("f_project", request.projects)):
+            if values is not None:
+                share *= min(1.0, sum(searcher.doc_freq(field, v) for v in dict.fromkeys(values)) / total)
+        return share
+
+    def _newest(self, searcher, conn, query, filters, limit: int, held: int, bounds: list | None = None,
+                share: float = 1.0):
+        """A common term's `limit` newest messages that pass the filters, to be read as (message
+        id, item id, None) (_Unread, _read_fields) (highest ids first, as
         FTS5's `ORDER BY rowid DESC LIMIT`: message ids follow the messages' time,
         jezero.store.messages.time_id), score None (the caller scores them alike). Ordering
         the whole list by id costs as much as ranking it (2-3 ms for a word in a third of 490,000
@@ -361,7 +406,10 @@ class MessageIndex(DerivedIndex):
         (the hits are still the highest ids). The term's list is read whole instead when it is
         short next to the range (WHOLE_SHARE), or the range would cover every id.
         Either way the answer is the term's `limit` highest ids that pass the filters. `bounds`:
-        the library's (max id, min id), read here once per request."""
+        the library's (max id, min id), read here once per request. `share`: about the share of
+        the term's messages the sources and projects let pass (_narrow_share): the first range is
+        that much wider, where it was widened NEWEST_GROWTH times for a filter passing a third
+        (a search more, each reading the filter's long list)."""
         if not bounds:
             # two subqueries: SQLite reads max() or min() alone from the end of the rowid B-tree,
             # but both in one SELECT scan the whole table (60 ms at a million messages)
@@ -374,7 +422,7 @@ class MessageIndex(DerivedIndex):
             return []
         total = max(searcher.num_docs, 1)
         spread = max(top - bottom + 1, total)  # ids per message: 1 when numbered densely
-        span = max(int(NEWEST_SLACK * limit * spread / max(held, 1)), limit)
+        span = max(int(NEWEST_SLACK * limit * spread / max(held * share, 1)), limit)
         while True:
             low = top - span
             holds = total * span / spread  # about how many messages the range holds
@@ -394,8 +442,7 @@ class MessageIndex(DerivedIndex):
                 break
             span *= NEWEST_GROWTH
         # ordered by `id`, each hit comes with its id: only the items are read from the column
-        return list(zip([mid for mid, _ in hits], searcher.fast_field_values("item", [a for _, a in hits]),
-                        repeat(None)))
+        return _Unread(hits, True) if hits else []
 
     def _by_time(self, searcher, query, limit: int, newest: bool) -> list[tuple[int, float]]:
         """The first `limit` matches in time order, ties in message id order the same way (as
