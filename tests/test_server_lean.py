@@ -253,8 +253,10 @@ def test_hostile_requests_get_the_same_bytes_either_way(pair, caplog):
         got, want = exchange(lean_port, raw_lean), exchange(sdk_port, raw_sdk)
         assert got == want, (what, got, want)
     # The hostile requests all went the SDK's way, but for the harmless ones it would dispatch:
-    # a local Origin, a wildcard Accept and an Mcp-Param header it does not check.
-    assert shortcut(lean_server).answered - answered == 3
+    # a local Origin, a wildcard Accept and an Mcp-Param header it does not check, and the two
+    # that take the handshake-era path (no version header, the handshake-era version), where
+    # the enveloped call is dispatched as any other.
+    assert shortcut(lean_server).answered - answered == 5
 
 
 @pytest.mark.anyio
@@ -269,3 +271,162 @@ async def test_the_sdk_client_is_answered_by_the_shortcut(pair):
         missing = await client.call_tool("get_item", {"item_id": 1})
         assert missing.is_error and "no item 1 (or not visible to this key)" in missing.content[0].text
     assert shortcut(lean_server).answered - before == 2
+
+
+# -- the handshake era (2025-11-25 and before): the stateless legacy path ----------------------
+
+HANDSHAKE = "2025-11-25"
+
+
+def initialize(id=1, version=HANDSHAKE, **params) -> dict:
+    p = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "mcp", "version": "0.1.0"}, **params}
+    return {"jsonrpc": "2.0", "id": id, "method": "initialize", "params": p}
+
+
+@pytest.mark.parametrize("key", ["laptop", "ci"])
+def test_handshake_era_calls_get_the_same_bytes_through_the_shortcut(pair, key):
+    """Older clients' tool calls (no `_meta` envelope, the version in the header), with an
+    `Mcp-Session-Id` or without one (stateless: the SDK ignores it), at every handshake-era
+    version and with no version header at all (the spec's default, 2025-03-26)."""
+    (lean_server, _), (lean_port, sdk_port) = pair
+    before = shortcut(lean_server).answered_handshake
+    sent = 0
+    for i, (name, arguments) in enumerate(NORMAL):
+        for id_, version, extra in ((i + 1, HANDSHAKE, []), (f"req-{i}", HANDSHAKE, ["Mcp-Session-Id: 3f2a9c"]),
+                                    (i + 100, "2025-06-18", []), (i + 200, "2024-11-05", []), (i + 300, None, [])):
+            if version != HANDSHAKE and i % 3:
+                continue  # the other versions on a third of the calls
+            body = call(name, arguments, id=id_, meta=None)
+            got = exchange(lean_port, post(lean_port, body, key=KEYS[key], version=version, extra=extra))
+            want = exchange(sdk_port, post(sdk_port, body, key=KEYS[key], version=version, extra=extra))
+            if arguments and arguments.get("explain"):
+                got, want = unclocked(got), unclocked(want)
+            assert got == want, (name, arguments, version, got[0], want[0], got[2][:300], want[2][:300])
+            assert b"200 OK" in want[0], want
+            sent += 1
+    assert shortcut(lean_server).answered_handshake - before == sent
+
+
+def test_the_initialize_handshake_gets_the_same_bytes_through_the_shortcut(pair):
+    (lean_server, _), (lean_port, sdk_port) = pair
+    before = shortcut(lean_server).answered_handshake
+    cases = [
+        (initialize(), None),  # the SDK's client: no version header on initialize
+        (initialize(), HANDSHAKE),
+        (initialize(id="init-7", version="2025-03-26"), "2025-03-26"),
+        (initialize(version="2024-11-05"), None),
+        (initialize(version="1999-01-01"), None),  # an unknown offer: the server counters with its latest
+        (initialize(version="2026-07-28"), HANDSHAKE),  # a modern version offered in the handshake
+        (initialize(capabilities={"roots": {"listChanged": True}, "sampling": {}}), HANDSHAKE),
+        (initialize(_meta={"progressToken": 5}), HANDSHAKE),
+        (initialize(clientInfo={"name": "ünï", "version": "1", "title": "Ü"}), HANDSHAKE),
+    ]
+    for body, version in cases:
+        got = exchange(lean_port, post(lean_port, body, version=version))
+        want = exchange(sdk_port, post(sdk_port, body, version=version))
+        assert got == want, (body, version, got, want)
+        assert b"200 OK" in want[0] and b'"protocolVersion"' in want[2], want
+    assert shortcut(lean_server).answered_handshake - before == len(cases)
+
+
+def handshake_hostile(port: int) -> list[tuple[str, bytes, bool]]:
+    """Odd and hostile handshake-era requests: (what, raw request, answered by the shortcut)."""
+    ok = call("search", {"query": "stripe"}, meta=None)
+    big = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "' \
+        + b"x" * (MAX_REQUEST_BYTES + 10) + b'"}}}'
+    v = HANDSHAKE
+
+    def p(body, **kw):
+        kw.setdefault("version", v)
+        return post(port, body, **kw)
+
+    return [
+        ("truncated JSON", p(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {'), False),
+        ("not JSON", p(b"hello"), False),
+        ("an empty body", p(b""), False),
+        ("a batch", p([ok]), False),
+        ("a batch holding an initialize", p([initialize()]), False),
+        ("a string", p("tools/call"), False),
+        ("deep nesting", p(b"[" * 100_000 + b"]" * 100_000), False),
+        ("a huge integer id", p(b'{"jsonrpc": "2.0", "id": ' + b"9" * 5000 + b', "method": "tools/call"}'), False),
+        ("a duplicated key", p(b'{"jsonrpc": "2.0", "id": 1, "id": "two", "method": "tools/call", '
+                               b'"params": {"name": "get_item", "arguments": {"item_id": 3}}}'), True),
+        ("an unknown tool", p(call("delete_everything", {}, meta=None)), False),
+        ("no tool name", p({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {}}}), False),
+        ("a tool name that is not a string", p(call(7, {}, meta=None)), False),
+        ("arguments that are a list", p(call("search", ["stripe"], meta=None)), False),
+        ("arguments that are a string", p(call("search", '{"query": "stripe"}', meta=None)), False),
+        ("no params", p({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}), False),
+        ("an oversized body", p(big), False),
+        ("no key", p(ok, key=None), False),
+        ("a wrong key", p(ok, key="jz_wrong"), False),
+        ("a Basic header", p(ok, key=None, extra=["Authorization: Basic Zm9vOmJhcg=="]), False),
+        ("a wrong Content-Type", p(ok, content_type="text/plain"), False),
+        ("an upper-case Content-Type", p(ok, content_type="Application/JSON"), False),
+        ("a Content-Type that only starts with JSON's", p(ok, content_type="application/json-patch+json"), False),
+        ("a Content-Type with a charset", p(ok, content_type="application/json; charset=utf-8"), True),
+        ("no Content-Type", p(ok, content_type=""), False),
+        ("an event stream only", p(ok, accept="text/event-stream"), False),
+        ("no Accept", p(ok, accept=""), False),
+        ("a wildcard Accept", p(ok, accept="*/*"), True),
+        ("a foreign Host", p(ok, host="evil.example"), False),
+        ("a foreign Origin", p(ok, extra=["Origin: http://evil.example"]), False),
+        ("a local Origin", p(ok, extra=[f"Origin: http://127.0.0.1:{port}"]), True),
+        ("a trailing slash", p(ok, path="/mcp/"), False),
+        ("jsonrpc 1.0", p({**ok, "jsonrpc": "1.0"}), False),
+        ("a null id", p({**ok, "id": None}), False),
+        ("a float id", p({**ok, "id": 1.5}), False),
+        ("a boolean id", p({**ok, "id": True}), False),
+        ("a notification", p({"jsonrpc": "2.0", "method": "tools/call", "params": ok["params"]}), False),
+        ("notifications/initialized", p({"jsonrpc": "2.0", "method": "notifications/initialized"}), False),
+        ("a response", p({"jsonrpc": "2.0", "id": 1, "result": {}}), False),
+        ("requestState", p(call("search", {"query": "stripe"}, meta=None, requestState="forged")), False),
+        ("a task", p(call("search", {"query": "stripe"}, meta=None, task={"ttl": 1000})), False),
+        ("the modern envelope under a handshake header", p(call("search", {"query": "stripe"})), True),
+        ("a progress token", p(call("search", {"query": "stripe"}, meta={"progressToken": "t1"})), True),
+        ("a wrong Mcp-Method and Mcp-Name", p(ok, method="tools/list", name="get_item"), True),
+        ("an Mcp-Session-Id of odd bytes", p(ok, extra=["Mcp-Session-Id: a b\tc"]), True),
+        ("a handshake version, then a modern one", p(ok, extra=[f"MCP-Protocol-Version: {MODERN}"]), True),
+        ("a modern version, then a handshake one", p(ok, version=MODERN, extra=[f"MCP-Protocol-Version: {v}"]),
+         False),
+        ("an unknown version", p(ok, version="2099-01-01"), False),
+        ("a lower-case version value", p(ok, version="2025-11-25 "), False),
+        ("an unknown method", p({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"}), False),
+        ("tools/list", p({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), False),
+        ("ping", p({"jsonrpc": "2.0", "id": 1, "method": "ping"}), False),
+        ("initialize without params", p({"jsonrpc": "2.0", "id": 1, "method": "initialize"}), False),
+        ("initialize without a version", p({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                            "params": {"capabilities": {}, "clientInfo": {"name": "a", "version": "1"}}}),
+         False),
+        ("initialize with capabilities that are a string", p(initialize(capabilities="all")), False),
+        ("initialize with the modern envelope", p(initialize(_meta=META)), True),
+        ("initialize as a notification", p({"jsonrpc": "2.0", "method": "initialize",
+                                            "params": initialize()["params"]}), False),
+    ]
+
+
+def test_hostile_handshake_era_requests_get_the_same_bytes_either_way(pair, caplog):
+    (lean_server, _), (lean_port, sdk_port) = pair
+    caplog.set_level(logging.INFO)
+    lean_cases, sdk_cases = handshake_hostile(lean_port), handshake_hostile(sdk_port)
+    for (what, raw_lean, taken), (_, raw_sdk, _) in zip(lean_cases, sdk_cases):
+        before = shortcut(lean_server).answered
+        got, want = exchange(lean_port, raw_lean), exchange(sdk_port, raw_sdk)
+        assert got == want, (what, got, want)
+        assert shortcut(lean_server).answered - before == taken, (what, got)
+
+
+@pytest.mark.anyio
+async def test_a_handshake_era_sdk_client_is_answered_by_the_shortcut(pair):
+    """The SDK's own client at 2025-11-25: its initialize and its tool calls take the shortcut;
+    its notifications/initialized and tools/list (it reads the tools' output schemas) the SDK."""
+    (lean_server, _), (lean_port, _) = pair
+    url = f"http://127.0.0.1:{lean_port}/mcp"
+    before = shortcut(lean_server).answered_handshake
+    async with session(url, KEYS["ci"]) as h, Client(streamable_http_client(url, http_client=h), mode="legacy") as client:
+        result = await client.call_tool("search", {"query": "stripe webhook"})
+        assert not result.is_error
+        assert {hit["id"] for hit in result.structured_content["items"]} == {2, 4}  # ci reads agent-* only
+        missing = await client.call_tool("get_item", {"item_id": 1})
+        assert missing.is_error and "no item 1 (or not visible to this key)" in missing.content[0].text
+    assert shortcut(lean_server).answered_handshake - before == 3  # initialize and the two calls

@@ -497,10 +497,12 @@ def main() -> None:
                                     *os.environ.get("PY_SPY_OPTIONS", "").split()],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
+            cpu0, t0, own0 = cpu_seconds(server.pid), time.perf_counter(), time.process_time()
             result = asyncio.run(run_load(port, n, args.seconds, args.warmup, args.rate, protocol, args.sdk, qs,
                                          args.tool, args.items))
-            cpu = (cpu_seconds(server.pid) - cpu0) / (time.perf_counter() - t0)
+            elapsed = time.perf_counter() - t0
+            cpu = (cpu_seconds(server.pid) - cpu0) / elapsed
+            clients_cpu = (time.process_time() - own0) / elapsed  # this process: the load generator
         finally:
             lines = stop(writer).strip().splitlines() if writer else []
             written = json.loads(lines[-1]) if lines else None
@@ -512,6 +514,8 @@ def main() -> None:
                        "client": "sdk" if args.sdk else "raw", "server_cpu_cores": round(cpu, 2),
                        # CPU per request: unlike throughput, hardly moved by other work on the machine
                        "server_cpu_ms_per_request": round(cpu / rps * 1e3, 2) if rps else None,
+                       # the clients' own CPU per request (they share the machine's cores with the server)
+                       "clients_cpu_ms_per_request": round(clients_cpu / rps * 1e3, 2) if rps else None,
                        "load_average_1m": round(os.getloadavg()[0], 2), "writer": written})
         results.append(result)
         print(json.dumps(result), flush=True)
@@ -523,7 +527,8 @@ def main() -> None:
 
 def print_table(results: list[dict]) -> None:
     cols = ("engine", "server", "tool", "clients", "mode", "requests_per_second", "p50_ms", "p99_ms", "max_ms", "errors",
-            "empty_results", "server_cpu_cores", "server_cpu_ms_per_request", "load_average_1m")
+            "empty_results", "server_cpu_cores", "server_cpu_ms_per_request", "clients_cpu_ms_per_request",
+            "load_average_1m")
     print("\n" + " | ".join(cols))
     for r in results:
         print(" | ".join(str(r[c]) for c in cols))

@@ -5,7 +5,7 @@ request costs the server in CPU, without uvicorn, the clients or other requests 
     .venv/bin/python benchmarks/load/inprocess.py --tool get_item --profile prof.out   # cProfile
     PYTHONPATH=/path/to/other/checkout .venv/bin/python benchmarks/load/inprocess.py ...  # its code
 
-Each request is the exact bytes of bench.py's RawClient (headers, body, protocol 2026-07-28),
+Each request is the exact bytes of bench.py's RawClient (headers, body, protocol 2026-07-28; --legacy 2025-11-25),
 alternating the two client keys, through the ASGI app with its lifespan started. It prints the
 CPU ms per request (the process's CPU, every thread included, after a warm-up), and the answers'
 digest, so two checkouts can be compared on the same requests.
@@ -30,11 +30,12 @@ sys.path.insert(0, str(HERE))
 import bench  # noqa: E402
 
 
-def request(port: int, key: str, body: dict, method: str, name: str | None) -> tuple[dict, bytes]:
+def request(port: int, key: str, body: dict, method: str, name: str | None,
+            protocol: str = bench.MODERN) -> tuple[dict, bytes]:
     raw = json.dumps(body).encode()
     headers = [(b"host", f"127.0.0.1:{port}".encode()), (b"authorization", f"Bearer {key}".encode()),
                (b"accept", b"application/json, text/event-stream"), (b"content-type", b"application/json"),
-               (b"content-length", str(len(raw)).encode()), (b"mcp-protocol-version", bench.MODERN.encode()),
+               (b"content-length", str(len(raw)).encode()), (b"mcp-protocol-version", protocol.encode()),
                (b"mcp-method", method.encode())]
     if name:
         headers.append((b"mcp-name", name.encode()))
@@ -170,6 +171,9 @@ def main() -> None:
     ap.add_argument("--work", help="the run's folder under --data (a fresh copy; default: one of its own, removed after)")
     ap.add_argument("--profile", type=Path, default=None, help="cProfile the measured requests into this file")
     ap.add_argument("--no-lean", action="store_true", help="every request through the SDK's full path")
+    ap.add_argument("--legacy", action="store_true",
+                    help="handshake-era requests (protocol 2025-11-25 in the header, no _meta envelope), as "
+                         "bench.py --legacy sends them after its initialize")
     ap.add_argument("--server-only", action="store_true",
                     help="replay each search's answer from the query layer, computed once in the warm-up: the CPU "
                          "per request is then the server's own work alone (the bytes stay the same)")
@@ -203,16 +207,17 @@ def main() -> None:
             arguments = {"query": q, **f}
         else:
             arguments = {"item_id": rng.randint(1, args.items)}
-        body = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                "params": {"name": args.tool, "arguments": arguments,
-                           "_meta": {"io.modelcontextprotocol/protocolVersion": bench.MODERN,
-                                     "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "0"},
-                                     "io.modelcontextprotocol/clientCapabilities": {}}}}
-        calls.append(request(8000, key, body, "tools/call", args.tool))
+        params = {"name": args.tool, "arguments": arguments}
+        if not args.legacy:
+            params["_meta"] = {"io.modelcontextprotocol/protocolVersion": bench.MODERN,
+                               "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "0"},
+                               "io.modelcontextprotocol/clientCapabilities": {}}
+        body = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}
+        calls.append(request(8000, key, body, "tools/call", args.tool, bench.LEGACY if args.legacy else bench.MODERN))
     result = asyncio.run(run(app, calls, args.warmup, args.profile))
     if args.alone:
         result["alone_cpu_ms_per_request"] = alone(config, calls, args.warmup)
-    result.update({"tool": args.tool, "engine": args.engine, "code": str(Path(jezero.__file__).parent.parent),
+    result.update({"tool": args.tool, "engine": args.engine, "protocol": bench.LEGACY if args.legacy else bench.MODERN, "code": str(Path(jezero.__file__).parent.parent),
                    "load_average_1m": round(os.getloadavg()[0], 2)})
     print(json.dumps(result))
 

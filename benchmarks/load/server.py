@@ -3,7 +3,7 @@
     python benchmarks/load/server.py CONFIG PORT [--connections thread|request]
                                      [--stateful] [--sse] [--workers N] [--threads N] [--readers N]
                                      [--http auto|h11|httptools] [--loop auto|asyncio|uvloop] [--no-lean]
-                                     [--nothing-kept]
+                                     [--nothing-kept] [--inline] [--python-gc]
 
 With --workers > 1, uvicorn starts that many processes sharing the port, each building the app
 through `make_app` from the environment variables set here.
@@ -27,6 +27,8 @@ def make_app():
         sys.setswitchinterval(float(os.environ["LOAD_SWITCH_MS"]) / 1000)
     if os.environ.get("LOAD_NOTHING_KEPT") == "1":
         nothing_kept()
+    if os.environ.get("LOAD_INLINE") == "1":
+        inline_tools()
     if os.environ.get("LOAD_PYTHON_GC") != "1":
         from jezero.server.process import tune_gc
 
@@ -57,6 +59,19 @@ def make_app():
 
         app.router.lifespan_context = lifespan
     return app
+
+
+def inline_tools() -> None:
+    """An experiment: the tools' functions run on the event loop's thread instead of one of
+    anyio's worker threads (the SDK runs a plain function through anyio.to_thread.run_sync), so a
+    process answers one call at a time with no hand-off between threads. Everything else that
+    anyio would run on a thread (the overview, the config's reloads) runs inline too."""
+    import anyio.to_thread
+
+    async def run_sync(func, *args, abandon_on_cancel=False, cancellable=None, limiter=None):
+        return func(*args)
+
+    anyio.to_thread.run_sync = run_sync
 
 
 def nothing_kept() -> None:
@@ -90,6 +105,8 @@ def main() -> None:
                     help="uvicorn's HTTP parser (auto: jezero serve's, jezero.server.parser; httptools: uvicorn's own, unbounded head)")
     ap.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"], help="uvicorn's event loop")
     ap.add_argument("--nothing-kept", action="store_true", help="no answers kept between searches (nothing_kept)")
+    ap.add_argument("--inline", action="store_true",
+                    help="run the tools on the event loop's thread, not anyio's worker threads (inline_tools)")
     ap.add_argument("--python-gc", action="store_true",
                     help="Python's own GC thresholds, not jezero serve's (jezero.server.process)")
     args = ap.parse_args()
@@ -105,7 +122,8 @@ def main() -> None:
                        "LOAD_NO_LEAN": "1" if args.no_lean else "0",
                        "LOAD_SWITCH_MS": str(args.switch_ms) if args.switch_ms else "",
                        "LOAD_NOTHING_KEPT": "1" if args.nothing_kept else "0",
-                       "LOAD_PYTHON_GC": "1" if args.python_gc else "0"})
+                       "LOAD_PYTHON_GC": "1" if args.python_gc else "0",
+                       "LOAD_INLINE": "1" if args.inline else "0"})
     import logging
 
     import uvicorn
