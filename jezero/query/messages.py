@@ -320,13 +320,22 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
         get = known.get
     else:  # the map is full: it still answers for what it holds
         get = lambda item: known.get(item) or read.get(item)  # noqa: E731
-    out = []
+    out = TermMatches()
+    out.held = {t.text: found.held for t, found in zip(terms, answer) if getattr(found, "held", None) is not None}
     for t, found in zip(terms, answer):
         kept = [(mid, *pair, common_relevance if score is None else score)
                 for mid, item, score in found if (pair := get(item)) is not None]
         if kept:
             out.append((t.text, kept))
     return out, left_out, common
+
+
+class TermMatches(list):
+    """engine_term_matches()'s matches per term; `held`, per term the engine counted, how many
+    messages hold it before the filters (the n of its bm25's IDF, as FTS5's lane counts it:
+    fused.message_lane replaces that IDF by the one over sessions)."""
+
+    held: dict | None = None
 
 
 def _common(conn: apsw.Connection, term: Term) -> bool:
