@@ -247,8 +247,9 @@ def decided(rec, *texts):
     return dataclasses.replace(rec, atoms=[{"type": "decision", "text": t} for t in texts])
 
 
-def chain_library(tmp_path):
-    """A decision and its revision (the revision names the old choice), plus other work."""
+def chain_library(tmp_path, extra=()):
+    """A decision and its revision (the revision names the old choice), plus other work (and
+    `extra` records)."""
     records = [
         decided(item("orch1", "Nightly load in Airflow", "The nightly tripdata load runs as an Airflow DAG.",
                      [("user", "move the nightly tripdata load to airflow"),
@@ -264,6 +265,7 @@ def chain_library(tmp_path):
                 "Nightly tripdata load moved from Airflow to Dagster"),
         *(item(f"other{i}", f"Other work {i}", "Unrelated.", [("user", f"unrelated chore number {i}")],
                project="data", day=i) for i in range(6)),
+        *extra,
     ]
     return lane_library(tmp_path, records)
 
@@ -456,18 +458,7 @@ def test_an_item_whose_transcript_the_lane_never_read_keeps_its_say(tmp_path, mo
     # item is about that file and whose transcript holds it. "named" is as old, its summary names
     # the file too, but its transcript does not: it must stay without a say.
     monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
-    records = [
-        item("named", "Billing roadmap", "The roadmap, and later invoices/render.py.",
-             [("user", "let us talk about the billing roadmap")], project="billing"),
-        item("render", "Fix invoices/render.py", "invoices/render.py draws the invoice PDF.",
-             [("user", "the totals in invoices/render.py are off"), ("assistant", "fixed invoices/render.py")],
-             project="billing"),
-    ]
-    for i in range(6):
-        said = "touched invoices/render.py again" if i < 4 else "the render of invoices came up"
-        records.append(item(f"newer{i}", f"Standup {i}", "Standup notes.", [("user", said)], project="billing",
-                            day=i + 1))
-    c = lane_library(tmp_path, records)
+    c = render_library(tmp_path)
     try:
         query = "invoices/render.py"
         assert "render" not in sessions(search(c, query, lanes=("messages",), now=NOW))
@@ -491,3 +482,138 @@ def test_an_item_whose_transcript_the_lane_never_read_keeps_its_say(tmp_path, mo
         assert "messages" not in render["ranks"] and render["shares"]["items"] == 0
     finally:
         c.close()
+
+
+def coverage_library(tmp_path):
+    """`push` is about push notifications, its transcript holds both words; four standups say
+    them too, in long messages (5 of 13 sessions: under half, so they weigh something); `rare`
+    holds `provider` only, said in no other session; `weak`'s item says push, its transcript
+    only `notifications`, once, in a long message."""
+    filler = " ".join(f"word{i}" for i in range(80))
+    records = [
+        item("push", "Push notifications through Expo", "Push notifications moved to Expo.",
+             [("user", "the push notifications fail on android"),
+              ("assistant", "push notifications now go through expo")], project="mobile", day=1),
+        item("rare", "Terraform state", "Pinned the Terraform state bucket.",
+             [("user", "pin the provider version")], project="mobile", day=2),
+        item("weak", "Release day", "Pushed the release branch and wrote the weekly notes.",
+             [("user", f"notifications {filler}")], project="mobile", day=3),
+        *(item(f"standup{i}", f"Standup {i}", "Standup notes.", [("user", f"push notifications chatter {filler}")],
+               project="mobile", day=4 + i) for i in range(4)),
+        *(item(f"other{i}", f"Other work {i}", "Unrelated.", [("user", f"unrelated chore number {i}")],
+               project="mobile", day=i) for i in range(6)),
+    ]
+    return lane_library(tmp_path, records)
+
+
+def test_an_items_gate_compares_it_with_the_sessions_holding_as_many_of_the_words(tmp_path, monkeypatch):
+    # The lane's best is `rare`: one word, but the rarest. `push` holds two of the three words;
+    # against `rare` its evidence is a few percent and the gate (** GATE_POWER) took its say away,
+    # though the items lane put it first. Compared with the sessions holding two words or more
+    # (COVERAGE_GATE), it keeps its whole say; `weak`, holding one word, is still compared with
+    # `rare` and has none.
+    c = coverage_library(tmp_path)
+    try:
+        query = "push notifications provider"
+        assert sessions(search(c, query, lanes=("items",), now=NOW))[0] == "push"
+        assert sessions(search(c, query, lanes=("messages",), now=NOW))[0] == "rare"
+        hits = search(c, query, now=NOW, explain=True)
+        assert sessions(hits)[0] == "push"
+        by = {h["session_id"]: h["explain"] for h in hits}
+        gate = by["push"]["gate"]
+        assert gate["gate"] == 1.0 and gate["compared_with"] == pytest.approx(gate["evidence"])
+        assert gate["compared_with"] < gate["lane_best"] and gate["held_terms"] == ["notifications", "push"]
+        assert gate["evidence_from"] == "messages_lane"
+        whole_say = by["push"]["fusion"]["lanes"]["items"] / (fused.RRF_K + by["push"]["fusion"]["ranks"]["items"])
+        assert by["push"]["fusion"]["shares"]["items"] == pytest.approx(whole_say)
+        weak = by["weak"]["gate"]
+        assert weak["compared_with"] == pytest.approx(weak["lane_best"]) and weak["gate"] < 0.01
+        monkeypatch.setattr(fused, "COVERAGE_GATE", False)  # every session compared with the lane's best
+        hits = search(c, query, now=NOW, explain=True)
+        assert sessions(hits)[0] == "rare"
+        push = next(h for h in hits if h["session_id"] == "push")["explain"]["gate"]
+        assert push["gate"] < 0.01 and push["compared_with"] == pytest.approx(push["lane_best"])
+    finally:
+        c.close()
+
+
+def test_a_word_held_by_half_the_sessions_or_more_does_not_count_for_the_gate():
+    # bm25's IDF floor: such a word says nothing, so it does not lift a session to a tier of its own
+    evidence = {("s", "best"): 10.0, ("s", "common"): 1.0}
+    held = {("s", "best"): {"provider"}, ("s", "common"): {"push", "app"}}
+    bar = fused.coverage_bars(evidence, held, {"provider": 2.0, "push": 0.3, "app": fused.bm25.IDF_FLOOR})
+    assert bar(("s", "common")) == 10.0  # one word that counts, as `best`: compared with it
+    bar = fused.coverage_bars(evidence, held, {"provider": 2.0, "push": 0.3, "app": 0.3})
+    assert bar(("s", "common")) == 1.0  # two words that count: the best of those holding two
+
+
+def render_library(tmp_path):
+    """`invoices/render.py` in more messages than the lane reads (with LANE_MAX_ROWS 3), all newer
+    than "render", the old session about that file: the lane never reads "render"."""
+    records = [
+        item("named", "Billing roadmap", "The roadmap, and later invoices/render.py.",
+             [("user", "let us talk about the billing roadmap")], project="billing"),
+        item("render", "Fix invoices/render.py", "invoices/render.py draws the invoice PDF.",
+             [("user", "the totals in invoices/render.py are off"), ("assistant", "fixed invoices/render.py")],
+             project="billing"),
+    ]
+    for i in range(6):
+        said = "touched invoices/render.py again" if i < 4 else "the render of invoices came up"
+        records.append(item(f"newer{i}", f"Standup {i}", "Standup notes.", [("user", said)], project="billing",
+                            day=i + 1))
+    return lane_library(tmp_path, records)
+
+
+def test_the_words_read_in_an_unread_session_are_held_for_the_current_first(tmp_path, monkeypatch):
+    # READ_UNREAD finds the file in "render"'s own messages. With READ_HELD the fused current-first
+    # (its names rule and CURRENT_COVERAGE read what each transcript holds) sees "render" holding
+    # it, so a newer hit lacking the file may not move before it; read as holding nothing, any
+    # newer hit could. `explain` says the gate came from that read, and which words it found.
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    seen = {}
+    real = fused.current_first
+
+    def spy(hits, item_hits, lane, reorder, **kw):
+        seen["held"] = dict(lane.held)
+        return real(hits, item_hits, lane, reorder, **kw)
+
+    monkeypatch.setattr(fused, "current_first", spy)
+    c = render_library(tmp_path)
+    try:
+        query = "invoices/render.py"
+        hits = search(c, query, now=NOW, explain=True)
+        render = next(h for h in hits if h["session_id"] == "render")["explain"]
+        assert "messages" not in render["fusion"]["ranks"]  # the lane never read it
+        assert render["gate"]["evidence_from"] == "read_unread" and render["gate"]["gate"] == 1.0
+        assert "invoices/render.py" in render["gate"]["read_terms"]
+        assert "invoices/render.py" in seen["held"][("claude-local", "render")]
+        named = next(h for h in hits if h["session_id"] == "named")["explain"]["gate"]
+        assert named["evidence_from"] == "none" and named["gate"] == 0
+        monkeypatch.setattr(fused, "READ_HELD", False)
+        search(c, query, now=NOW)
+        assert ("claude-local", "render") not in seen["held"]
+    finally:
+        c.close()
+
+
+def test_jezero_search_explain_prints_each_items_gate(tmp_path, store_backend, monkeypatch):
+    # the real CLI in a subprocess, on the coverage library: the items' gate and what it compared
+    import os
+    import subprocess
+    import sys
+
+    import pg_support
+    c = coverage_library(tmp_path)
+    c.close()
+    config = tmp_path / "config.toml"
+    config.write_text(pg_support.storage_section(tmp_path / "lane.sqlite3", store_backend, monkeypatch))
+    env = {k: v for k, v in os.environ.items()
+           if k == pg_support.URL_ENV or not k.startswith(("JEZERO_", "XDG_"))}
+    env.update({"JEZERO_CONFIG": str(config), "HOME": str(tmp_path / "home"), "COLUMNS": "200", "NO_COLOR": "1",
+                "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+                "XDG_STATE_HOME": str(tmp_path / "xdg-state"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")})
+    proc = subprocess.run([sys.executable, "-m", "jezero.cli", "search", "push notifications provider", "--explain"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.split("\n[")[0]
+    assert "Push notifications through Expo" in first and "items gate 1: evidence" in first

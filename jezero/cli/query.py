@@ -202,6 +202,14 @@ def _print_explain(e: dict[str, Any]) -> None:
         if fusion.get("newer_on_near_tie"):
             line += "; placed above an older session that scored nearly as much"
         out.print(line, markup=False, style="cyan")
+    gate = e.get("gate")  # the items' gate (query/fused.py gate_why)
+    if gate:
+        came = {"read_unread": "; read in its own messages: " + ", ".join(gate.get("read_terms") or ()),
+                "none": "; the messages lane found none of the words in its transcript"}.get(gate["evidence_from"], "")
+        if gate.get("inherited_from"):
+            came += f"; taken from {gate['inherited_from']}, the hit it was placed before"
+        out.print(f"    items gate {gate['gate']:.3g}: evidence {gate['evidence']:.4g} of {gate['compared_with']:.4g}"
+                  f"{came}", markup=False, style="cyan")
     if "bm25" not in e:
         return
     fields = e.get("fields") or {}

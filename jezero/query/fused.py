@@ -30,13 +30,16 @@ from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT times its sepa
 its terms weighed by the sessions that hold them, SESSION_IDF). The items lane weighs its
 separation (how far its first score stands above its SEPARATION_DEPTH-th: a lane whose hits all
 score alike says little), and each of its sessions is gated by the messages lane's evidence for
-it, (that session's messages score / the lane's best) ** GATE_POWER. In small talk every item's
+it, (that session's messages score / the best of the sessions whose transcripts hold as many of
+the query's words, COVERAGE_GATE) ** GATE_POWER. In small talk every item's
 summary matches a question through everyday words, and the items' order is noise: a session the
 items put first whose transcript holds few of the query's words gives way to the one whose
 transcript holds the fact. In coding sessions the item that leads (an error in its atoms) is
 also the session whose transcript holds the words, so it keeps its say. A session the lane never
 read because a common word was read at its newest messages only is not taken as lacking it: for
-names (a path, a flag) its own messages are searched (READ_UNREAD). Each session is shown by
+names (a path, a flag) its own messages are searched (READ_UNREAD), and what that finds is held by
+its transcript for the fused current-first too (READ_HELD); `explain` gives each item's gate and
+where its evidence came from (gate_why()). Each session is shown by
 one item: the best item of the items lane when that lane found it (its title and atoms lead),
 else the item whose transcript holds the best message. On equal scores the items lane's order
 decides.
@@ -104,6 +107,23 @@ READ_UNREAD = True
 READ_SEEN = False
 READ_SESSIONS = 10
 READ_NAMES = True
+# The words the read finds are held by that session's transcript for the fused current-first too
+# (lane.held): its names rule (NAMES_RULE) and CURRENT_COVERAGE read an unread anchor as holding
+# nothing, so any newer hit could move before it, though its transcript holds the query's name.
+READ_HELD = True
+# The items' gate compares a session's evidence with the best of the sessions whose transcripts
+# hold at least as many of the query's words (COVERAGE_GATE, coverage_bars()), as seed 004 orders
+# messages by coverage first and bm25 second. A word counts only when the lane weighs it above
+# bm25's floor (bm25.IDF_FLOOR: a word held by half the sessions or more says nothing). In a library
+# of thousands of sessions everyday dev words (`push`, `notifications`) are in half of them, and
+# the lane's best was a session holding one rarer generic word (`provider`) that the session the
+# query is about never says: its item, 1st in the items lane, was gated to 0 (padded coding, `push
+# notifications provider`: items 1st, fused 6th). No constant; half A (criterion coding MRR@10 +
+# chats R@10 + long-chat R@10, benchmarks/retrieval/README.md, branch padded): unpadded 2.399 and
+# padded 1.710 unchanged (no query of A moved); half B: unpadded 2.469 -> 2.478 (`k3s cluster
+# upgrade` 2nd -> 1st), padded 1.842 -> 1.857 (`push notifications provider` 6th -> 1st), nothing
+# moved down in any set. Every word counted (the floor's words too): padded A 1.710 -> 1.707.
+COVERAGE_GATE = True
 # A revision the items lane's current-first placed before an older hit of its subject (current.py)
 # takes that hit's gate when it is higher: its own transcript is short and says the new choice in
 # other words, and the gate would drop it out of the fused list before the fused current-first
@@ -500,7 +520,10 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit], read: dict | None =
     through everyday words) gives way, one whose transcript agrees keeps its say. Without messages
     (an old library, a query of short words, a lane out of work) the items rank alone. `read`:
     the evidence of sessions whose transcripts were read for the lane's common words
-    (unread_evidence(), READ_UNREAD), in place of the lane's own, never above the lane's best."""
+    (unread_evidence(), READ_UNREAD), in place of the lane's own, never above the lane's best.
+    With COVERAGE_GATE the best a session is compared with is that of the sessions holding at
+    least as many of the query's words (coverage_bars()). With `explain`, each shown item's
+    explain gets a "gate" entry (gate_why())."""
     keys, shown = [], []
     for h in item_hits:
         key = (h["source"], h["session_id"])
@@ -513,14 +536,66 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit], read: dict | None =
         best = max(evidence.values())  # the lane's first may be a near tie moved up (NEAR_TIE)
         if read:
             evidence = {**evidence, **read}
-        gate = {key: min(1.0, evidence[key] / best) ** GATE_POWER if key in evidence else UNHELD_GATE for key in keys}
+        held = {**(getattr(lane, "held", None) or {}), **(getattr(read, "held", None) or {})}
+        bar = coverage_bars(evidence, held, getattr(lane, "weights", None) or {}) if COVERAGE_GATE else None
+        bars = {key: bar(key) if bar else best for key in keys}
+        gate = {key: (min(1.0, evidence[key] / bars[key]) if bars[key] > 0 else 1.0) ** GATE_POWER
+                if key in evidence else UNHELD_GATE for key in keys}
+        inherited: dict[tuple[str, str], tuple[str, str]] = {}
         if INHERIT_GATE:
             by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
             for moved, anchor in getattr(item_hits, "placed", {}).items():
                 m, a = by_id.get(moved), by_id.get(anchor)
-                if m in gate and a in gate:
-                    gate[m] = max(gate[m], gate[a])
+                if m in gate and a in gate and gate[a] > gate[m]:
+                    gate[m] = gate[a]
+                    inherited[m] = a
+        for key, h in zip(keys, shown):
+            if isinstance(h.get("explain"), dict):
+                h["explain"]["gate"] = gate_why(key, gate, evidence, bars, best, held, read, inherited)
     return Ranked("items", separation([h.get("score") or 0.0 for h in item_hits]), keys, shown, gate)
+
+
+def gate_why(key, gate, evidence, bars, best, held, read, inherited) -> dict:
+    """What `explain` says of an item's gate: its value, the evidence it was read from and what
+    that was compared with, the terms its transcript holds, and whether the evidence came from the
+    lane or from reading the session's own messages (READ_UNREAD: `read_terms`, the words that
+    read found), or was taken from the hit it was placed before (INHERIT_GATE)."""
+    came = "read_unread" if read and key in read else "messages_lane" if key in evidence else "none"
+    out = {"gate": gate[key], "power": GATE_POWER, "evidence": evidence.get(key, 0.0), "compared_with": bars[key],
+           "lane_best": best, "coverage_gate": COVERAGE_GATE, "held_terms": sorted(held.get(key, ())),
+           "evidence_from": came}
+    if came == "read_unread":
+        out["read_terms"] = sorted(getattr(read, "found", {}).get(key, ()))
+    if key in inherited:
+        out["inherited_from"] = inherited[key][1]
+    return out
+
+
+def coverage_bars(evidence: dict, held: dict, weights: dict) -> Callable[[tuple[str, str]], float]:
+    """COVERAGE_GATE: what the items' gate compares a session's evidence with: the best evidence
+    of the sessions whose transcripts hold at least as many of the query's words (`held`: the
+    lane's and what unread_evidence() read), each word counted when the lane weighs it above
+    bm25's floor (`weights`). A session holding none of those is compared with the lane's best."""
+    counted = {t for t, w in weights.items() if w > bm25.IDF_FLOOR}
+
+    def count(key) -> int:
+        return len(counted.intersection(held.get(key, ())))
+
+    best_of: dict[int, float] = {}
+    for key, ev in evidence.items():
+        n = count(key)
+        best_of[n] = max(best_of.get(n, 0.0), ev)
+    at_least, running = {}, 0.0
+    for n in sorted(best_of, reverse=True):
+        running = max(running, best_of[n])
+        at_least[n] = running
+    tiers = sorted(at_least)
+    top = at_least[tiers[0]] if tiers else 0.0
+
+    def bar(key) -> float:
+        n = count(key)
+        return next((at_least[t] for t in tiers if t >= n), top) or top
+    return bar
 
 
 def lane_separation(lane) -> float:
@@ -636,6 +711,8 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
         return hits
     item_hits = items_lane(max(limit, ITEMS_SESSIONS))
     read = unread_evidence(conn, lane, item_hits, time_budget_ms) if READ_UNREAD else None
+    if READ_HELD and getattr(read, "held", None):  # what the read found is held (the fused current-first)
+        lane.held = {**lane.held, **read.held}
     fused = fuse(conn, [items_ranked(item_hits, lane, read)] + ranked, limit, explain=explain, arrange=arrange)
     hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
@@ -673,7 +750,7 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
             return 1.0
         return (sum(weights.get(t, 0.0) for t in terms) / whole) ** COVERAGE_POWER
 
-    out: dict[tuple[str, str], float] = {}
+    out = Read()
     items: dict[tuple[str, str], list[int]] = {}
     ranked: dict[tuple[str, str], None] = {}  # the items lane's sessions, in its order
     for h in item_hits:
@@ -707,12 +784,24 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
                 raw = evidence.get(key, 0.0) / before if before > 0 else 0.0
                 raw += sum(common[t][0] for t in found)
                 out[key] = raw * share(set(have) | set(found))
+                out.held[key] = frozenset(have) | frozenset(found)
+                out.found[key] = tuple(found)
         except apsw.InterruptError:
             out = Cut()  # out of work: the lane's own evidence stands, and the answer says it was cut
     return out
 
 
-class Cut(dict):
+class Read(dict):
+    """unread_evidence()'s answer: each session's evidence, and in `held` the terms its transcript
+    holds (the lane's and those the read found)."""
+
+    def __init__(self):
+        super().__init__()
+        self.held: dict[tuple[str, str], frozenset] = {}  # the lane's terms and the read's
+        self.found: dict[tuple[str, str], tuple[str, ...]] = {}  # the read's alone
+
+
+class Cut(Read):
     """unread_evidence() out of work: nothing read, and the search's answer is marked cut."""
 
     cut = True
