@@ -275,9 +275,12 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                                               bm25.idf(total, LANE_MAX_ROWS) if total > LANE_MAX_ROWS else None)
             per_term: list[tuple[str, list[tuple]]]
             per_term, left_out, capped = answered if answered is not None else ([], [], [])
-            # how many messages hold each term, up to LANE_MAX_ROWS (for its IDF over sessions); the
-            # engine's matches are already filtered, so a filtered search counts the filtered ones
-            held_by = {text: LANE_MAX_ROWS if text in capped else len(found) for text, found in per_term}
+            # how many messages hold each term, up to LANE_MAX_ROWS (for its IDF over sessions):
+            # before the filters, as the FTS5 path below counts it (the n of the IDF its bm25 used,
+            # which _by_sessions replaces), where the engine counted it; else its filtered matches
+            counted = getattr(per_term, "held", None) or {}
+            held_by = {text: LANE_MAX_ROWS if text in capped else min(counted.get(text, len(found)), LANE_MAX_ROWS)
+                       for text, found in per_term}
             for t in terms if answered is None else ():
                 if not _ranking(t):
                     continue  # "did", "where", "de", "on": they say nothing about which session is meant

@@ -324,6 +324,7 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
         get = lambda item: known.get(item) or read.get(item)  # noqa: E731
     out = TermMatches()
     out.items_within = within
+    out.held = {t.text: found.held for t, found in zip(terms, answer) if getattr(found, "held", None) is not None}
     for t, found in zip(terms, answer):
         if found and found[0][2] is None:
             kept = _newest_per_session(found, get, common_relevance)
@@ -337,9 +338,12 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
 class TermMatches(list):
     """engine_term_matches()'s matches per term; `items_within`, when the engine knows it exactly
     for the reader's state, how many items pass the filters' sources, projects and times (the
-    lane's estimate of a common word's sessions counts them: fused._common_floors)."""
+    lane's estimate of a common word's sessions counts them: fused._common_floors); `held`, per
+    term the engine counted, how many messages hold it before the filters (the n of its bm25's
+    IDF, as FTS5's lane counts it: fused.message_lane replaces that IDF by the one over sessions)."""
 
     items_within: int | None = None
+    held: dict | None = None
 
 
 class Newest(list):

@@ -27,7 +27,8 @@ from jezero.plugin import IndexRequest as Request
 log = logging.getLogger(__name__)
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
-FORMAT = 5
+# 6: the words field's text composed first (Composed).
+FORMAT = 6
 # FTS5's column weights (bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5)) as FTS5 applies them: a
 # term's occurrences are weighted per column and summed before BM25's saturation, with one IDF
 # and one length for the whole row (BM25F). One words field holding each column this many times
@@ -105,6 +106,25 @@ def _words_analyzer() -> tantivy.TextAnalyzer:
     return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
             .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.ascii_fold())
             .filter(tantivy.Filter.stemmer("english")).build())
+
+
+def composed(text: str) -> str:
+    """`text` with its accents composed (Unicode NFC), for the words analyzers: their tokenizer
+    splits words on anything not a letter or digit, which a combining accent is, so text written
+    decomposed (macOS file names, text copied from a PDF: `re\u0301sume\u0301`) became the words
+    `re` and `sume`, where FTS5's tokenizers fold it as they fold `résumé`, to `resume`."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+class Composed:
+    """A words analyzer that composes its text first (composed); the index's own analyzer (the
+    registered tokenizer) gets text already composed (_document)."""
+
+    def __init__(self, analyzer: tantivy.TextAnalyzer):
+        self.analyzer = analyzer
+
+    def analyze(self, text: str) -> list[str]:
+        return self.analyzer.analyze(composed(text))
 
 
 class WordPairs:
@@ -223,7 +243,7 @@ def _document(row, pairs: WordPairs) -> tantivy.Document:
     doc.add_text("f_source", source)
     if project:
         doc.add_text("f_project", project)
-    values = [(text, REPEAT[col]) for col, text in zip(FTS_COLUMNS, columns) if text]
+    values = [(composed(text), REPEAT[col]) for col, text in zip(FTS_COLUMNS, columns) if text]
     for text, times in values:
         for _ in range(times):
             doc.add_text("words", text)
@@ -628,8 +648,9 @@ class TantivyIndex(DerivedIndex):
 
     def __init__(self, library: Path):
         super().__init__(library, folder_for(Path(library)), _schema())
-        self.words = _words_analyzer()
-        self.tokenizers = {_WORDS: self.words}
+        analyzer = _words_analyzer()
+        self.words = Composed(analyzer)
+        self.tokenizers = {_WORDS: analyzer}
         self.pairs = WordPairs(self.words)
         self.use_pairs = True  # the benchmark turns it off to measure what the pairs gain
         # A held word's substring only up to this many items holding it (None: any, as before

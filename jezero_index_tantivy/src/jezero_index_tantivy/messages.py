@@ -18,6 +18,7 @@ matches of a term are found by block-max WAND without scoring every message a co
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from itertools import islice, repeat
@@ -27,10 +28,11 @@ import apsw
 import tantivy
 
 from jezero.plugin import MessageRequest, library_head
-from jezero_index_tantivy.index import DerivedIndex, any_term, micros, source_filters
+from jezero_index_tantivy.index import Composed, DerivedIndex, any_term, composed, micros, source_filters
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
-FORMAT = 3
+# 4: the text composed first (index.Composed).
+FORMAT = 4
 _WORDS = "jz_message_words"
 # Longer tokens are dropped (base64, hashes pasted whole): FTS5 keeps them, but nobody types one
 # longer than this, and they would make most of the term dictionary.
@@ -118,7 +120,7 @@ def _document(row) -> tantivy.Document:
         doc.add_text("f_project", project)
     doc.add_integer("role", ROLE_CODES.get(role, ROLE_CODES["system"]))
     doc.add_integer("sub", 1 if sub else 0)
-    doc.add_text("words", text)
+    doc.add_text("words", composed(text))
     return doc
 
 
@@ -137,6 +139,13 @@ class PerTerm(list):
     items_within: int | None = None
 
 
+class Ranked(list):
+    """A term's best messages by BM25 in a "per_term" answer; `held`: how many messages hold the
+    term before the filters, as FTS5 counts it (the n of the IDF in their scores)."""
+
+    held: int | None = None
+
+
 _UNKEPT = object()
 
 
@@ -144,10 +153,10 @@ class _Unread:
     """A term's hits whose fast fields are read with every other term's of the request
     (MessageIndex._read_fields): `newest`, ordered by id (each hit holds its id)."""
 
-    __slots__ = ("hits", "newest")
+    __slots__ = ("hits", "newest", "held")
 
     def __init__(self, hits: list, newest: bool):
-        self.hits, self.newest = hits, newest
+        self.hits, self.newest, self.held = hits, newest, None
 
 
 class _Kept:
@@ -196,8 +205,9 @@ class MessageIndex(DerivedIndex):
     def __init__(self, library: Path):
         library = Path(library)
         super().__init__(library, folder_for(library), _schema())
-        self.words = words_analyzer()
-        self.tokenizers = {_WORDS: self.words}
+        analyzer = words_analyzer()
+        self.words = Composed(analyzer)
+        self.tokenizers = {_WORDS: analyzer}
         self._kept = _Kept(None)
 
     def _add_all(self, writer, conn: apsw.Connection) -> int:
@@ -272,7 +282,8 @@ class MessageIndex(DerivedIndex):
             if u.newest:  # ordered by `id`, each hit came with its id
                 found = list(zip([mid for mid, _ in u.hits], held, repeat(None)))
             else:
-                found = list(zip(islice(ids, len(u.hits)), held, (score for score, _ in u.hits)))
+                found = Ranked(zip(islice(ids, len(u.hits)), held, (score for score, _ in u.hits)))
+                found.held = u.held
             out[slot] = found
             kept.keep(key, found)
 
@@ -295,7 +306,15 @@ class MessageIndex(DerivedIndex):
         if request.common_rows is not None and held > request.common_rows:
             return self._newest(searcher, conn, q, filters, request.limit, held, bounds,
                                 self._narrow_share(searcher, request))
-        return self._per_term(searcher, q, request, request.limit)
+        found = self._per_term(searcher, self._on_fts5_idf(searcher, alternatives), request, request.limit)
+        if not found:
+            found = Ranked()
+        # Every message holding the term, before the filters (FTS5's count for the lane: the IDF
+        # its bm25 used, which the lane replaces by the IDF over sessions); exact: a message
+        # holding two forms counts once, a phrase counts its matches.
+        found.held = (held if len(alternatives) == 1 and held else
+                      searcher.search(q, limit=1, count=True).count)
+        return found
 
     def _top(self, searcher, query, request: MessageRequest, limit: int) -> list:
         """The `limit` best hits of `query` that pass the request's filters, exactly as a search
@@ -346,6 +365,37 @@ class MessageIndex(DerivedIndex):
                 continue
             parts.append(tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
                          else tantivy.Query.phrase_query(self.schema, "words", words))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, q) for q in parts])
+
+    def _on_fts5_idf(self, searcher, alternatives: tuple[str, ...]):
+        """_term_query with each alternative's score on FTS5's IDF (bm25(): log((N - n + 0.5) /
+        (n + 0.5)), floored at 1e-6; a phrase's n is its own matches) instead of tantivy's (ln(1 +
+        the same ratio); a phrase's, the sum of its words'), as the FTS5 lane scores them: the lane
+        replaces that IDF by the term's IDF over sessions (fused._by_sessions divides by FTS5's),
+        so with tantivy's a word in 5-10% of the messages weighed 2-5% more than on FTS5, and in
+        a small library up to several times more. A boost per alternative keeps the scores exact
+        (a sum over the forms, as FTS5's bm25 of `a OR b`); for a term read by BM25 only (at most
+        the lane's cap of messages: block-max pruning has nothing to cut there)."""
+        total = searcher.num_docs  # (the state document is no message: FTS5's N is one less)
+        parts = []
+        for text in alternatives:
+            words = self.words.analyze(text)
+            if not words:
+                continue
+            if len(words) == 1:
+                q = tantivy.Query.term_query(self.schema, "words", words[0])
+                n = searcher.doc_freq("words", words[0])
+                ours = _tantivy_idf(total, [n])
+            else:
+                q = tantivy.Query.phrase_query(self.schema, "words", words)
+                n = searcher.search(q, limit=1, count=True).count
+                ours = _tantivy_idf(total, [searcher.doc_freq("words", w) for w in words])
+            if n:
+                q = tantivy.Query.boost_query(q, _fts5_idf(total - 1, n) / ours)
+            parts.append(q)
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else tantivy.Query.boolean_query(
@@ -528,6 +578,17 @@ class MessageIndex(DerivedIndex):
             return tantivy.Query.empty_query()
         return ranges[0] if len(ranges) == 1 else tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, q) for q in ranges])
+
+
+def _fts5_idf(rows: int, n: int) -> float:
+    """FTS5's bm25() IDF (jezero.query.bm25.idf)."""
+    value = math.log((rows - n + 0.5) / (n + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def _tantivy_idf(rows: int, doc_freqs: list[int]) -> float:
+    """tantivy's BM25 IDF of a term (one doc_freq) or a phrase (its words', summed)."""
+    return sum(math.log(1.0 + (rows - n + 0.5) / (n + 0.5)) for n in doc_freqs)
 
 
 def _with_filters(query, filters: list):

@@ -1,0 +1,118 @@
+"""Where the tantivy engine read the same text differently from FTS5, run against both engines
+(one fixture over the engine's name): each case below is one the engines answered differently
+before (benchmarks/retrieval/README.md, 2026-12-01 `parity`), and must answer alike now.
+
+- The messages lane replaces each term's IDF over messages by its IDF over sessions: it divides
+  the engine's bm25 by the IDF that bm25 used. FTS5's uses every message holding the term; the
+  engine path divided by the IDF of the messages within the search's filters (a project), so a
+  word said in other projects too weighed a fraction of what it weighs on FTS5.
+- tantivy's IDF is ln(1 + (N - n + 0.5) / (n + 0.5)), FTS5's the log without the 1 +: divided by
+  FTS5's, a word in a third of the messages weighed several times more on tantivy.
+- Text written with decomposed accents (`Noe\u0308l`): tantivy's tokenizer split the word at the
+  combining mark, FTS5's tokenizers fold it as they fold `Noël`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from jezero.config import SearchConfig
+from jezero.query import fused, recall, search
+from jezero.store import ItemRecord, Store, engines, open_readonly
+from jezero.store.messages import MessageRecord
+
+T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
+NOW = T0 + timedelta(days=30)
+
+
+@pytest.fixture(params=["fts5", "tantivy"])
+def engine(request):
+    if request.param == "tantivy":
+        pytest.importorskip("jezero_index_tantivy", reason="jezero-index-tantivy is not installed")
+    engines.forget()
+    yield request.param
+    engines.forget()
+
+
+def session(sid, texts, *, project="mine", day=0, title=None, summary="nothing about it"):
+    start = T0 + timedelta(days=day)
+    msgs = [MessageRecord("user", text, start + timedelta(minutes=i), None) for i, text in enumerate(texts)]
+    return ItemRecord(uid=f"claude-local:{sid}:0", source="claude-local", agent="claude-code", session_id=sid,
+                      segment_index=0, occurred_at=start + timedelta(minutes=len(texts)), title=title or f"session {sid}",
+                      summary=summary, questions=[], atoms=[], original="(see messages)",
+                      content_hash=f"{sid}{day}{texts}{title}", summarizer="x", summary_schema=1, project=project,
+                      messages=msgs)
+
+
+def lane(path, engine, query, project=None):
+    """Search's messages lane, answered by `engine` (with tantivy: its index, not the FTS5 loop)."""
+    with open_readonly(path) as conn:
+        if engine != "fts5":
+            terms = [t for t in fused.mq.terms_for(conn, query) if fused._ranking(t)]
+            assert fused.mq.engine_term_matches(conn, engine, terms, fused.mq.MessageFilters(), 10) is not None
+        return [h.session_id for h in fused.message_lane(conn, query, sources=None, source=None, project=project,
+                                                          since=None, time_budget_ms=5000, engine=engine)]
+
+
+@pytest.fixture
+def idf_library(tmp_path):
+    """Project `mine` holds four short sessions; `alpha` and `gamma` are also said in 200 sessions
+    of another project (201 of 452 messages: under the lane's cap, under half the messages), `beta`
+    and `delta` nowhere else. Every message is 5-6 words (no length rounding in tantivy's norms)."""
+    records = [
+        session("A1", ["alpha alpha said here twice"], day=1),
+        session("B1", ["beta once said here now"], day=2),
+        session("A2", ["gamma once said here now"], day=3),
+        session("B2", ["delta delta said here twice"], day=4),
+        *[session(f"o{i}", ["alpha and gamma in another project"], project="other", day=5 + i % 20)
+          for i in range(200)],
+        *[session(f"f{i}", [f"filler words number {i}"], project="other", day=5 + i % 20) for i in range(248)],
+    ]
+    path = tmp_path / "lib.sqlite3"
+    with Store(path) as store:
+        store.write(records)
+    if engines.sync("tantivy", path) is None:  # (built whole up front: a reader catches up at most 200 items)
+        pytest.skip("jezero-index-tantivy is not installed")
+    return path
+
+
+def test_a_word_said_in_other_projects_weighs_its_bm25_within_the_scope(idf_library, engine):
+    # alpha twice (A1) against beta once (B1), messages of the same length: alpha leads by its
+    # frequency, the IDF over sessions being the same (one session each within `mine`). Divided
+    # by the IDF of its 1 message within the project instead of its 201 in all, alpha fell behind.
+    assert lane(idf_library, engine, "alpha beta", project="mine") == ["A1", "B1"]
+
+
+def test_a_frequent_word_weighs_the_same_on_both_engines(idf_library, engine):
+    # delta twice (B2) against gamma once (A2): delta leads. On tantivy's own IDF, gamma (in 201
+    # of 452 messages: ln(2.25) against FTS5's ln(1.25)) weighed 3.6 times as much, and led.
+    assert lane(idf_library, engine, "gamma delta", project="mine") == ["B2", "A2"]
+
+
+def test_decomposed_accents_read_as_the_composed_word(tmp_path, engine):
+    path = tmp_path / "lib.sqlite3"
+    decomposed = "Noe\u0308l"  # e + combining diaeresis, as macOS file names and some pastes have it
+    with Store(path) as store:
+        ids = store.write([
+            session("x", [f"the {decomposed} party is on friday"], title=f"{decomposed} party planning", day=2),
+            session("y", ["a noel mentioned once"], summary="a noel in passing", day=1),
+            session("z", ["the Noël dinner menu"], day=3),
+            *[session(f"f{i}", [f"filler words number {i}"], day=4 + i) for i in range(10)],
+        ])
+    if engine != "fts5" and engines.sync(engine, path) is None:
+        pytest.skip("jezero-index-tantivy is not installed")
+    options = SearchConfig(engine=engine)
+    with open_readonly(path) as conn:
+        found = recall(conn, "Noël", options=options, window=0)
+        assert {h["session_id"] for h in found["hits"]} == {"x", "y", "z"}
+        assert all(h["explain"]["engine"] == engine for h in found["hits"])
+        found = recall(conn, f"{decomposed} party", options=options, window=0)
+        assert [h["session_id"] for h in found["hits"]][:1] == ["x"]
+        # the items: the title (weight 2) that says it leads the summary (weight 1) that says it
+        hits = search(conn, "noël", options=options, now=NOW, lanes=("items",), explain=True)
+        assert [h["id"] for h in hits][:2] == [ids[0], ids[1]]
+        if engine != "fts5":
+            assert all(h["explain"]["candidates"] == engine for h in hits)
+    assert lane(path, engine, "noel party")[0] == "x"
