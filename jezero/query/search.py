@@ -533,10 +533,13 @@ def _explain(conn, index: stats.IndexStats, tokenizer: str, pairs: list[tuple[di
         if idfs is None:
             idfs = known[id(cand.terms)] = [bm25.idf(index.rows, stats.exact_count(conn, index, t))
                                             for t in cand.terms]
-        parts = bm25.explain_row(texts.get(cand.id, [""] * len(FTS_COLUMNS)), [t.key for t in cand.terms], idfs,
+        # one order whichever plan listed the terms (a found term first, or the frequent ones):
+        # the column sums and matched_terms would follow it (-> same answer cold and warm)
+        terms, idfs = zip(*sorted(zip(cand.terms, idfs), key=lambda p: p[0].key)) if cand.terms else ((), ())
+        parts = bm25.explain_row(texts.get(cand.id, [""] * len(FTS_COLUMNS)), [t.key for t in terms], list(idfs),
                                  index.rows, index.tokens, tokenize_doc)
         hit["explain"]["fields"] = parts["fields"]
-        hit["explain"]["matched_terms"] = [cand.terms[i].text for i in parts["matched"]]
+        hit["explain"]["matched_terms"] = [terms[i].text for i in parts["matched"]]
 
 
 def _doc_tokenizer(conn, spec: str):
