@@ -93,6 +93,22 @@ class _Candidate:
     terms: list[Term]  # the terms of the MATCH that scored it
     idfs: list[float] | None = None  # given to jezero_bm25; None when FTS5 computed them
 
+    def __post_init__(self):
+        self.bm25 = settled(self.bm25)
+
+
+# Significant digits a relevance keeps. Which plan scores a row (one MATCH of every term, the
+# parts of _in_parts, rare.score in Python, a floored word's jezero_bm25) depends on what the
+# process has learnt (term counts, warm or cold, persisted.py), and each plan adds the same terms'
+# parts in another order: the sums differ in their last bits (-11.141773746881867 cold,
+# ...869 warm), and so did the answer's numbers between two calls or two workers. Rounded to
+# SETTLED_DIGITS they are the same whichever plan ran; no two rows' real scores are that close.
+SETTLED_DIGITS = 10
+
+
+def settled(value: float) -> float:
+    return float(f"{value:.{SETTLED_DIGITS}g}")
+
 
 def search(
     conn: apsw.Connection,
@@ -297,7 +313,7 @@ def _ranked(conn, b, terms, filters, tokenizer, *, limit, options, explain, now,
             hit["explain"] = {
                 "bm25": cand.bm25, "relevance": -cand.bm25, "fields": None, "recency_factor": factor,
                 "age_days": age, "score": score, "matched_terms": [], "candidates": cand.pool,
-                "ignored_terms": [t.text for t in floored] if cand.terms is kept else [],
+                "ignored_terms": [t.text for t in floored] if cand.terms is not floored else [],
             }
         hits.append(hit)
     cut = b.interrupted  # the answer was cut only if the ranking was, not the explanation
@@ -517,10 +533,13 @@ def _explain(conn, index: stats.IndexStats, tokenizer: str, pairs: list[tuple[di
         if idfs is None:
             idfs = known[id(cand.terms)] = [bm25.idf(index.rows, stats.exact_count(conn, index, t))
                                             for t in cand.terms]
-        parts = bm25.explain_row(texts.get(cand.id, [""] * len(FTS_COLUMNS)), [t.key for t in cand.terms], idfs,
+        # one order whichever plan listed the terms (a found term first, or the frequent ones):
+        # the column sums and matched_terms would follow it (-> same answer cold and warm)
+        terms, idfs = zip(*sorted(zip(cand.terms, idfs), key=lambda p: p[0].key)) if cand.terms else ((), ())
+        parts = bm25.explain_row(texts.get(cand.id, [""] * len(FTS_COLUMNS)), [t.key for t in terms], list(idfs),
                                  index.rows, index.tokens, tokenize_doc)
         hit["explain"]["fields"] = parts["fields"]
-        hit["explain"]["matched_terms"] = [cand.terms[i].text for i in parts["matched"]]
+        hit["explain"]["matched_terms"] = [terms[i].text for i in parts["matched"]]
 
 
 def _doc_tokenizer(conn, spec: str):
