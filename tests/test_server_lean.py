@@ -91,10 +91,12 @@ def exchange(port: int, raw: bytes) -> tuple[bytes, list[tuple[bytes, bytes]], b
 
 
 def unclocked(response):
-    """explain's numbers that move with the clock (an item's age, its recency factor and the score
-    made with it) masked: the two servers answer a moment apart."""
+    """explain's numbers that move with the clock (an item's age, its recency factor, the score
+    made with it, and the fusion's lane weights and shares, which the items lane's scores set)
+    masked: the two servers answer a moment apart."""
     status, headers, body = response
-    masked = re.sub(rb'(\\?"(?:age_days|recency_factor|score)\\?":)-?[0-9][0-9.e+-]*', rb"\1N", body)
+    masked = re.sub(rb'(\\?"(?:age_days|recency_factor|score|items|messages|vectors)\\?":)-?[0-9][0-9.e+-]*',
+                    rb"\1N", body)
     return status, [h for h in headers if h[0] != b"content-length"], masked
 
 
