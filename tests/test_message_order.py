@@ -198,3 +198,31 @@ def test_an_item_written_twice_in_one_write_is_indexed_once(tmp_path):
         assert db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'stalled'").fetchone()[0] == 0
         assert db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'rollout'").fetchone()[0] == 1
         assert db.execute("SELECT count(*) FROM messages").fetchone()[0] == 3
+
+
+@pytest.mark.skipif("tantivy" not in ENGINES, reason="jezero-index-tantivy is not installed")
+def test_tantivy_breaks_equal_scores_by_id_whatever_order_it_stored_them(tmp_path, monkeypatch):
+    # The backlog's messages score alike. tantivy orders equal scores by where it stored them
+    # (segments filled by several threads: the order differed between two builds on CI), so the
+    # hits of _top are here given back with equal scores reversed, as another build could give
+    # them: the answer
+    # must not move (the lowest ids first, as FTS5's ORDER BY bm25, id).
+    from jezero.config import SearchConfig
+    from jezero_index_tantivy.messages import MessageIndex
+
+    relevant, backlog = the_sessions()
+    conn = build(tmp_path / "lib.sqlite3", [*backlog, relevant], "tantivy")
+    options = SearchConfig(engine="tantivy")
+    try:
+        want = [(h["session_id"], h["message_id"])
+                for h in recall(conn, "deploy", options=options)["hits"]]
+        top = MessageIndex._top
+        # equal scores in the reverse order (a stable sort of the reversed hits by score)
+        monkeypatch.setattr(MessageIndex, "_top",
+                            lambda self, *a, **kw: sorted(top(self, *a, **kw)[::-1], key=lambda h: -h[0]))
+        got = [(h["session_id"], h["message_id"])
+               for h in recall(conn, "deploy", options=options)["hits"]]
+        assert got == want
+        assert len({s for s, _ in want}) > 1
+    finally:
+        conn.close()

@@ -66,6 +66,9 @@ TERMS_KEPT = 512
 # deeper than asked, then as many times deeper again while too few pass, up to this depth.
 POST_FACTOR = 4
 POST_MAX_DEPTH = 5000
+# MessageIndex._ranked: equal scores at the cut are read this many times deeper than asked, at
+# most, so that the lowest ids among them make it, as FTS5's ORDER BY bm25, id gives them.
+TIE_DEPTH = 8
 # A term whose words' doc_freq sum is within this many times the cap is counted exactly.
 NEAR_CAP = 4
 
@@ -262,9 +265,7 @@ class MessageIndex(DerivedIndex):
             return []
         query = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in kept])
         if request.order == "relevance":
-            hits = self._top(searcher, query, request, request.limit)
-            found = [(mid, score) for (score, _), mid in
-                     zip(hits, searcher.fast_field_values("id", [a for _, a in hits]))]
+            found = self._ranked(searcher, query, request)
         else:
             found = self._by_time(searcher, _with_filters(query, filters), request.limit, request.order == "newest")
         return self._masks(searcher, found, terms)
@@ -338,6 +339,23 @@ class MessageIndex(DerivedIndex):
                 return passing[:limit]
             depth *= POST_FACTOR
         return searcher.search(_with_filters(query, must + broad), limit=limit, count=False).hits
+
+    def _ranked(self, searcher, query, request: MessageRequest) -> list[tuple[int, float]]:
+        """_top's hits as (message id, score), best first and equal scores by id, lowest first (FTS5's
+        ORDER BY bm25, id). tantivy orders equal scores by where it stored the messages (its
+        segments, filled by several threads), so which of them made the cut, and their order,
+        changed with the index's build; those tied with the last one asked for are read too (at
+        most TIE_DEPTH times deeper) and the cut is made by id."""
+        limit, depth = request.limit, request.limit + 1
+        while True:
+            hits = self._top(searcher, query, request, depth)
+            if len(hits) < depth or hits[-1][0] != hits[min(limit, len(hits)) - 1][0] \
+                    or depth > limit * TIE_DEPTH:
+                break
+            depth *= 2
+        ids = searcher.fast_field_values("id", [a for _, a in hits])
+        found = sorted(((mid, score) for (score, _), mid in zip(hits, ids)), key=lambda f: (-f[1], f[0]))
+        return found[:limit]
 
     def _passing(self, searcher, hits: list, request: MessageRequest) -> list:
         """The hits that pass the request's role, subagent and time filters (read from fast fields)."""
