@@ -22,18 +22,10 @@ from jezero.config import SearchConfig
 from jezero.query import fused, recall, search
 from jezero.store import ItemRecord, Store, engines, open_readonly
 from jezero.store.messages import MessageRecord
+from test_query_engines import engine  # noqa: F401  (the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=30)
-
-
-@pytest.fixture(params=["fts5", "tantivy"])
-def engine(request):
-    if request.param == "tantivy":
-        pytest.importorskip("jezero_index_tantivy", reason="jezero-index-tantivy is not installed")
-    engines.forget()
-    yield request.param
-    engines.forget()
 
 
 def session(sid, texts, *, project="mine", day=0, title=None, summary="nothing about it"):
