@@ -37,10 +37,10 @@ class Served:
         return self.process.pid
 
 
-def wait_serving(base: str, proc: subprocess.Popen, why=lambda: "") -> None:
+def wait_serving(base: str, proc: subprocess.Popen, why=lambda: "", bound: float = 60) -> None:
     """Until `jezero serve` (`proc`) answers /health at `base`; an AssertionError, with why(),
-    if it exits or has not started within 60 s (a bound against a hang, not a timing)."""
-    deadline = time.monotonic() + 60
+    if it exits or has not started within `bound` s (a bound against a hang, not a timing)."""
+    deadline = time.monotonic() + bound
     while True:
         try:
             if httpx2.get(base + "/health", timeout=1).status_code == 200:

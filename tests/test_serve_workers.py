@@ -22,6 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from jezero.store import Store, engines
+from device_support import wait_serving
 from jz_support import jezero_command
 from test_server_http import KEYS, client_block, free_port, record
 
@@ -102,16 +103,7 @@ async def test_two_workers_answer_from_tantivy_and_never_from_before_a_write(tmp
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         # (generous: each new process imports the whole server, on a busy shared machine)
-        deadline = time.monotonic() + 240
-        while True:
-            try:
-                if httpx2.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.2)
+        wait_serving(f"http://127.0.0.1:{port}", proc, why=lambda: str(proc.communicate()), bound=240)
         workers = worker_pids(proc.pid)
         assert len(workers) == WORKERS, workers
 

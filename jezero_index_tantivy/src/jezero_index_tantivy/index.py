@@ -199,6 +199,16 @@ def source_filters(schema, sources, source) -> list:
     return out
 
 
+def time_range(schema, since: str | None, before: str | None):
+    """The query of documents whose `at` is at or after `since` and before `before` (either
+    may be None: no bound on that side)."""
+    return tantivy.Query.range_query(
+        schema, "at", tantivy.FieldType.Integer,
+        lower_bound=micros(since) if since is not None else None,
+        upper_bound=micros(before) if before is not None else None,
+        include_upper=before is None)
+
+
 def micros(stored: str) -> int:
     dt = datetime.fromisoformat(stored.replace("Z", "+00:00"))
     if dt.tzinfo is None:
@@ -708,11 +718,7 @@ class TantivyIndex(DerivedIndex):
         if request.projects is not None:
             filters.append(any_term(self.schema, "f_project", request.projects))
         if request.since is not None or request.before is not None:
-            filters.append(tantivy.Query.range_query(
-                self.schema, "at", tantivy.FieldType.Integer,
-                lower_bound=micros(request.since) if request.since is not None else None,
-                upper_bound=micros(request.before) if request.before is not None else None,
-                include_upper=request.before is None))
+            filters.append(time_range(self.schema, request.since, request.before))
         if not filters:
             return None
         query = filters[0] if len(filters) == 1 else tantivy.Query.boolean_query(
@@ -822,6 +828,5 @@ class TantivyIndex(DerivedIndex):
         if request.project is not None:
             out.append(tantivy.Query.term_query(self.schema, "f_project", request.project))
         if request.since is not None:
-            out.append(tantivy.Query.range_query(self.schema, "at", tantivy.FieldType.Integer,
-                                                 lower_bound=micros(request.since)))
+            out.append(time_range(self.schema, request.since, None))
         return out

@@ -28,7 +28,7 @@ import apsw
 import tantivy
 
 from jezero.plugin import MessageRequest, library_head
-from jezero_index_tantivy.index import Composed, DerivedIndex, any_term, composed, micros, source_filters
+from jezero_index_tantivy.index import Composed, DerivedIndex, any_term, composed, micros, source_filters, time_range
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
 # 4: the text composed first (index.Composed).
@@ -574,11 +574,7 @@ class MessageIndex(DerivedIndex):
         if not request.subagents:
             out.append(self._codes("sub", [0]))
         if request.since is not None or request.before is not None:
-            out.append(tantivy.Query.range_query(
-                self.schema, "at", tantivy.FieldType.Integer,
-                lower_bound=micros(request.since) if request.since is not None else None,
-                upper_bound=micros(request.before) if request.before is not None else None,
-                include_upper=request.before is None))
+            out.append(time_range(self.schema, request.since, request.before))
         return out
 
 
