@@ -113,8 +113,12 @@ OPTIMIZE_SHARE = 0.25
 
 # Readers map the file instead of copying each page into the connection's cache: FTS5 walks long
 # posting lists, and at 100k items this cut search time by about a fifth (benchmarks/load/README.md).
-# It is address space, not memory; SQLite caps it near 2 GB.
-READ_MMAP_BYTES = 1 << 31
+# It is address space, not memory. SQLite maps at most the file's size, so this covers any library
+# (apsw 3.44 and later build SQLite with a 2^48-byte limit on 64-bit platforms; a lower limit maps
+# what it can). At 2 GB (before 2026-12-02) a 7.9 GB library with messages read every page past
+# its first 2 GB through the connection's 2 MB cache: the fused search at 100k cost 7-10% more at
+# p50 and 10-15% more at p99 (benchmarks/load/README.md).
+READ_MMAP_BYTES = 1 << 40
 
 
 def _configure(conn: apsw.Connection) -> None:
