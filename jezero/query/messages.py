@@ -309,7 +309,9 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     left_out = [t.text for t, found in zip(terms, answer) if found is None]
     answer = [found or [] for found in answer]
     common = [t.text for t, found in zip(terms, answer) if found and found[0][2] is None]
-    wanted = {item for found in answer for _, item, _ in found}
+    wanted = set()
+    for found in answer:  # (an engine may give a term's items as a column: NewestHits.items)
+        wanted.update(getattr(found, "items", None) or [item for _, item, _ in found])
     read = item_sessions(conn, sorted(wanted if known is None else wanted.difference(known)))
     if known is None:
         get = read.get
@@ -376,14 +378,26 @@ class Newest(list):
 
 
 def _newest_per_session(found: list, get, relevance: float) -> Newest:
-    mids = [r[0] for r in found]
-    pairs = list(map(get, [r[1] for r in found]))
+    # (the engine may give the ids and items as columns: NewestHits)
+    mids = getattr(found, "ids", None)
+    items = getattr(found, "items", None) if mids is not None else None
+    if items is None:
+        mids, items = [r[0] for r in found], [r[1] for r in found]
+    # Each item looked up once, in the order the items come (a session's first item holds its
+    # first row); each item's first row (reversed, the first overwrites the later).
+    order = list(dict.fromkeys(items))
+    pairs = list(map(get, order))
     if None in pairs:  # items deleted since the engine caught up (or not in the reader's snapshot)
-        kept = [(mid, pair) for mid, pair in zip(mids, pairs) if pair is not None]
+        held = dict(zip(order, pairs))
+        kept = [(mid, held[item]) for mid, item in zip(mids, items) if held[item] is not None]
         mids, pairs = [mid for mid, _ in kept], [pair for _, pair in kept]
-    # each session's first row (reversed, the first overwrites the later), in the order they come
-    first = dict(zip(reversed(pairs), reversed(mids)))
-    out = Newest([(first[pair], *pair, relevance) for pair in dict.fromkeys(pairs)])
+        first = dict(zip(reversed(pairs), reversed(mids)))
+        out = Newest([(first[pair], *pair, relevance) for pair in dict.fromkeys(pairs)])
+        out.read, out.oldest = len(mids), min(mids, default=None)
+        return out
+    item_first = dict(zip(reversed(items), reversed(mids)))
+    session_first = dict(zip(reversed(pairs), reversed(order)))  # each session's first item
+    out = Newest([(item_first[session_first[pair]], *pair, relevance) for pair in dict.fromkeys(pairs)])
     out.read, out.oldest = len(mids), min(mids, default=None)
     return out
 
@@ -542,6 +556,10 @@ def rows(conn: apsw.Connection, ids: Sequence[int], filters: MessageFilters) -> 
     if not ids:
         return {}
     where, args = filters.sql()
+    if _CARRAY is not None and isinstance(conn, apsw.Connection):  # one statement whatever the count (item_sessions)
+        sql = (f"SELECT {_COLS} FROM carray(?) AS j CROSS JOIN messages AS m ON m.id = j.value"
+               f"{' WHERE ' + where if where else ''}")
+        return {r[0]: Match(*r, 0.0, -1) for r in conn.execute(sql, [_CARRAY(array("q", ids)), *args])}
     sql = (f"SELECT {_COLS} FROM messages AS m WHERE m.id IN ({','.join('?' * len(ids))})"
            f"{' AND ' + where if where else ''}")
     return {r[0]: Match(*r, 0.0, -1) for r in conn.execute(sql, [*ids, *args])}

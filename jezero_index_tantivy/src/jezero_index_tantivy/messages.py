@@ -71,6 +71,8 @@ POST_MAX_DEPTH = 5000
 TIE_DEPTH = 8
 # A term whose words' doc_freq sum is within this many times the cap is counted exactly.
 NEAR_CAP = 4
+# Texts whose analysis is kept (MessageIndex._words): the alternatives of recent queries' terms.
+ANALYZED_KEPT = 4096
 
 # Codes ordered so that the usual choices are one range: every role but tool (the default), all.
 ROLE_CODES = {"user": 0, "assistant": 1, "system": 2, "tool": 3}
@@ -149,6 +151,15 @@ class Ranked(list):
     held: int | None = None
 
 
+class NewestHits(list):
+    """A common term's newest in a "per_term" answer, (message id, item id, None) each; also as
+    the two columns `ids` and `items` (the caller reads them whole:
+    jezero.query.messages.engine_term_matches)."""
+
+    ids: list
+    items: list
+
+
 _UNKEPT = object()
 
 
@@ -212,6 +223,18 @@ class MessageIndex(DerivedIndex):
         self.words = Composed(analyzer)
         self.tokenizers = {_WORDS: analyzer}
         self._kept = _Kept(None)
+        self._analyzed: dict[str, list[str]] = {}
+
+    def _words(self, text: str) -> list[str]:
+        """A term's words as the index holds them (the analysis is a function of the text alone;
+        a term's alternatives were analysed 3-4 times per request: _costly, _held, _term_query,
+        _on_fts5_idf). Shared: read only."""
+        words = self._analyzed.get(text)
+        if words is None:
+            if len(self._analyzed) >= ANALYZED_KEPT:
+                self._analyzed.clear()
+            words = self._analyzed[text] = self.words.analyze(text)
+        return words
 
     def _add_all(self, writer, conn: apsw.Connection) -> int:
         written = 0
@@ -281,7 +304,9 @@ class MessageIndex(DerivedIndex):
         for slot, key, u in unread:
             held = list(islice(items, len(u.hits)))
             if u.newest:  # ordered by `id`, each hit came with its id
-                found = list(zip([mid for mid, _ in u.hits], held, repeat(None)))
+                mids = [mid for mid, _ in u.hits]
+                found = NewestHits(zip(mids, held, repeat(None)))
+                found.ids, found.items = mids, held
             else:
                 found = Ranked(zip(islice(ids, len(u.hits)), held, (score for score, _ in u.hits)))
                 found.held = u.held
@@ -378,7 +403,7 @@ class MessageIndex(DerivedIndex):
         FTS5's bm25 of `a OR b` does)."""
         parts = []
         for text in alternatives:
-            words = self.words.analyze(text)
+            words = self._words(text)
             if not words:
                 continue
             parts.append(tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
@@ -400,7 +425,7 @@ class MessageIndex(DerivedIndex):
         total = searcher.num_docs  # (the state document is no message: FTS5's N is one less)
         parts = []
         for text in alternatives:
-            words = self.words.analyze(text)
+            words = self._words(text)
             if not words:
                 continue
             if len(words) == 1:
@@ -422,7 +447,7 @@ class MessageIndex(DerivedIndex):
     def _costly(self, searcher, alternatives: tuple[str, ...], rows: int) -> bool:
         """Whether this term is read only as phrases whose words are in more than `rows` messages
         together (doc_freq: exact and cheap here, where FTS5 walks each word's list to count)."""
-        phrases = [self.words.analyze(text) for text in alternatives]
+        phrases = [self._words(text) for text in alternatives]
         if not phrases or any(len(words) < 2 for words in phrases):
             return False
         return all(sum(searcher.doc_freq("words", w) for w in words) > rows for words in phrases)
@@ -433,7 +458,7 @@ class MessageIndex(DerivedIndex):
         that sum is near `cap`. A term of phrases only is not counted (0)."""
         held = 0
         for text in alternatives:
-            words = self.words.analyze(text)
+            words = self._words(text)
             if len(words) == 1:
                 held += searcher.doc_freq("words", words[0])
         if cap is not None and cap < held <= NEAR_CAP * cap:
