@@ -170,22 +170,32 @@ def free_port() -> int:
 
 
 def start_server(config: Path, port: int, options: list[str]) -> subprocess.Popen:
+    """The server, once every one of its processes has answered /health (with --workers, each on
+    a connection of its own, seen in /proc: the clients must not start while one is importing)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, str(HERE / "server.py"), str(config), str(port), *options], env=env)
-    deadline = time.monotonic() + 60
+    workers = next((int(o.split("=", 1)[1]) for o in options if o.startswith("--workers=")), None)
+    if workers is None and "--workers" in options:
+        workers = int(options[options.index("--workers") + 1])
+    answered: set[int] = set()
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-                s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # kept open: whose is it?
                 if b"200 OK" in s.recv(200):
-                    return proc
+                    if not workers or workers < 2:
+                        return proc
+                    answered.update(connections_by_process(proc.pid, port))
+                    if len(answered) >= workers:
+                        return proc
         except OSError:
             pass
         if proc.poll() is not None:
             raise SystemExit(f"server exited with {proc.returncode}")
         time.sleep(0.1)
     proc.kill()
-    raise SystemExit("server did not start in 60 s")
+    raise SystemExit("server did not start in 120 s")
 
 
 def start_writer(library: Path, batch: int, interval: float, engine: str = "fts5") -> subprocess.Popen:
@@ -568,11 +578,11 @@ def main() -> None:
 
 def print_table(results: list[dict]) -> None:
     cols = ("engine", "server", "tool", "clients", "mode", "requests_per_second", "p50_ms", "p99_ms", "max_ms", "errors",
-            "empty_results", "server_cpu_cores", "server_cpu_ms_per_request", "clients_cpu_ms_per_request",
-            "load_average_1m")
+            "empty_results", "server_cpu_cores", "server_process_cores", "connections_per_process",
+            "server_cpu_ms_per_request", "clients_cpu_ms_per_request", "load_average_1m")
     print("\n" + " | ".join(cols))
     for r in results:
-        print(" | ".join(str(r[c]) for c in cols))
+        print(" | ".join(str(r.get(c)) for c in cols))
 
 
 if __name__ == "__main__":

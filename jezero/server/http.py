@@ -385,16 +385,19 @@ def run_workers(config: uvicorn.Config) -> None:
     landed: at 50 clients two processes used one core's worth between them (benchmarks/load,
     2026-12-02). Sockets bound with SO_REUSEPORT to the same address and port each get their own
     queue, and Linux picks the queue of each new connection by a hash of its addresses and ports
-    (the same user's sockets only). The supervisor holds the sockets; worker i listens on socket
-    i, and its replacement, if it dies, on the same one: connections that arrive meanwhile wait in
-    that queue instead of being refused. Elsewhere (other systems accept SO_REUSEPORT without
+    (the same user's sockets only). The supervisor holds the sockets, listening from the start;
+    worker i accepts from socket i, and its replacement, if it dies, from the same one. So a
+    connection's process is its hash's from the first moment: one that arrives while its worker
+    is still starting (or being replaced) waits in that queue, instead of landing on whichever
+    process was up first and staying there (keep-alive; in the first runs, all 50 clients on the
+    worker that imported faster). Elsewhere (other systems accept SO_REUSEPORT without
     spreading, or send every connection to one socket) the workers share one socket as before,
     with a note in the log. Everything else is uvicorn's: the ping that replaces a hung or dead
     worker, SIGINT/SIGTERM stopping all, SIGHUP replacing each in turn."""
     if config.uds is not None or config.fd is not None:
         raise ValueError("run_workers serves a host and port")
     try:
-        sockets = reuseport_sockets(config.host, config.port, config.workers)
+        sockets = reuseport_sockets(config.host, config.port, config.workers, backlog=config.backlog)
     except OSError as e:  # the port is taken, or the address is not this machine's: as uvicorn says it
         uvicorn_log.error("[Errno %s] error while attempting to bind on address %r: %s", e.errno,
                           (config.host, config.port), (e.strerror or str(e)).lower())
@@ -414,11 +417,10 @@ def run_workers(config: uvicorn.Config) -> None:
             sock.close()
 
 
-def reuseport_sockets(host: str, port: int, count: int) -> list[socket.socket] | None:
-    """`count` sockets bound to host:port with SO_REUSEPORT, not yet listening (each worker's
-    server listens on its own, so connections go only to processes that have started), or None
-    (logged) where SO_REUSEPORT does not spread connections: anything but Linux, or a kernel
-    without it. Port 0: the first socket's port for all. An OSError if the port is taken.
+def reuseport_sockets(host: str, port: int, count: int, *, backlog: int = 2048) -> list[socket.socket] | None:
+    """`count` sockets bound to host:port with SO_REUSEPORT and listening, or None (logged)
+    where SO_REUSEPORT does not spread connections: anything but Linux, or a kernel without it.
+    Port 0: the first socket's port for all. An OSError if the port is taken.
 
     Another server already on the port makes the first, plain bind fail, as it would without
     SO_REUSEPORT: a second `jezero serve` on the same port is refused, not silently given half
@@ -435,7 +437,7 @@ def reuseport_sockets(host: str, port: int, count: int) -> list[socket.socket] |
     sockets: list[socket.socket] = []
     try:
         for _ in range(count):
-            sockets.append(_reuseport_socket(family, host, port))
+            sockets.append(_reuseport_socket(family, host, port, backlog))
     except OSError as e:
         for sock in sockets:
             sock.close()
@@ -447,12 +449,13 @@ def reuseport_sockets(host: str, port: int, count: int) -> list[socket.socket] |
     return sockets
 
 
-def _reuseport_socket(family: int, host: str, port: int) -> socket.socket:
+def _reuseport_socket(family: int, host: str, port: int, backlog: int) -> socket.socket:
     sock = socket.socket(family)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn's: TIME_WAIT does not block
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
+        sock.listen(backlog)  # in the kernel's group, hashed to, from now on (the worker listens again)
     except OSError:
         sock.close()
         raise
@@ -520,7 +523,8 @@ class _SocketPerWorker(Multiprocess):
     def handle_ttin(self) -> None:
         uvicorn_log.info("Received SIGTTIN, increasing the number of processes.")
         try:
-            self.slots.append(_reuseport_socket(self.family, self.config.host, self.config.port))
+            self.slots.append(_reuseport_socket(self.family, self.config.host, self.config.port,
+                                                self.config.backlog))
         except OSError as e:
             uvicorn_log.error(f"no socket for another process: {e}")
             return
