@@ -375,6 +375,12 @@ def serve_workers(
                                http=parser.protocol()))
 
 
+# Whether sockets bound with SO_REUSEPORT to one port share its connections out (Linux 3.9 on).
+# macOS and the BSDs accept the option but do not spread (FreeBSD's SO_REUSEPORT_LB does; not
+# used, untested here).
+REUSEPORT_SPREADS = sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
+
+
 def run_workers(config: uvicorn.Config) -> None:
     """uvicorn's supervisor over `config.workers` processes of `config.app` (an import string),
     as `uvicorn.run` would start it, but on Linux with a listening socket of its own for each
@@ -425,9 +431,9 @@ def reuseport_sockets(host: str, port: int, count: int, *, backlog: int = 2048) 
     Another server already on the port makes the first, plain bind fail, as it would without
     SO_REUSEPORT: a second `jezero serve` on the same port is refused, not silently given half
     of this one's connections (the kernel lets the same user's SO_REUSEPORT sockets share)."""
-    if not sys.platform.startswith("linux") or not hasattr(socket, "SO_REUSEPORT"):
+    if not REUSEPORT_SPREADS:
         log.warning("several processes share one listening socket here (no SO_REUSEPORT spreading on %s): "
-                 "connections may gather on one process", sys.platform)
+                    "connections may gather on one process", sys.platform)
         return None
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family) as probe:  # refused if anything holds the port (as uvicorn's own bind)
@@ -444,7 +450,7 @@ def reuseport_sockets(host: str, port: int, count: int, *, backlog: int = 2048) 
         if e.errno not in (errno.ENOPROTOOPT, errno.EINVAL, errno.EOPNOTSUPP):
             raise
         log.warning("several processes share one listening socket (SO_REUSEPORT refused: %s): connections may "
-                 "gather on one process", e)
+                    "gather on one process", e)
         return None
     return sockets
 
