@@ -389,16 +389,17 @@ def run_workers(config: uvicorn.Config) -> None:
     uvicorn binds one socket and every worker accepts from it. The kernel then hands a new
     connection to whichever process takes it first, and keep-alive clients stay where they
     landed: at 50 clients, one of two workers was left with 0-5 connections in 4 of 12 runs
-    (benchmarks/load/README.md, 2026-12-02; with a socket each, 19-31 every time). Sockets bound with SO_REUSEPORT to the same address and port each get their own
-    queue, and Linux picks the queue of each new connection by a hash of its addresses and ports
-    (the same user's sockets only). The supervisor holds the sockets, listening from the start;
+    (benchmarks/load/README.md, 2026-12-02; with a socket each, 19-31 every time). Sockets bound
+    with SO_REUSEPORT to the same address and port each get their own queue, and Linux picks the
+    queue of each new connection by a hash of its addresses and ports (the same user's sockets
+    only). The supervisor holds the sockets, listening from the start;
     worker i accepts from socket i, and its replacement, if it dies, from the same one. So a
     connection's process is its hash's from the first moment: one that arrives while its worker
     is still starting (or being replaced) waits in that queue, instead of landing on whichever
     process was up first and staying there (with the sockets listening only once their worker
-    did, the first run had all 50 clients on the worker that had imported faster). Elsewhere (other systems accept SO_REUSEPORT without
-    spreading, or send every connection to one socket) the workers share one socket as before,
-    with a note in the log. Everything else is uvicorn's: the ping that replaces a hung or dead
+    did, the first run had all 50 clients on the worker that had imported faster). Elsewhere
+    (other systems accept SO_REUSEPORT without spreading, or send every connection to one socket)
+    the workers share one socket as before, with a note in the log. Everything else is uvicorn's: the ping that replaces a hung or dead
     worker, SIGINT/SIGTERM stopping all, SIGHUP replacing each in turn."""
     if config.uds is not None or config.fd is not None:
         raise ValueError("run_workers serves a host and port")
