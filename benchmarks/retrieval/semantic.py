@@ -16,6 +16,8 @@ long-chat set: its writers, its libraries, its queries and its scoring), embeds 
     .venv/bin/python benchmarks/retrieval/semantic.py --literal-idf 0.5,1,2,off --unguarded
     .venv/bin/python benchmarks/retrieval/semantic.py --engine tantivy                 # items and messages on tantivy
     .venv/bin/python benchmarks/retrieval/semantic.py --json out.json
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/retrieval/semantic.py --embedder minilm --keep /tmp/full   # the full model
+    .venv/bin/python benchmarks/retrieval/semantic.py --embedder minilm --window-chars 400 --keep /tmp/full400
     .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --unguarded
     .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --literal-depth off,1,3,5
 
@@ -241,6 +243,9 @@ def main() -> int:
     parser.add_argument("--unguarded", action="store_true", help="also report the hybrid without the literal guard")
     parser.add_argument("--options", type=json.loads, default={}, help='the embedder\'s options as JSON, e.g. \'{"cache_dir": "/x"}\'')
     parser.add_argument("--k", type=int, default=SemanticConfig().k)
+    parser.add_argument("--window-chars", type=int,
+                        help="message windows of up to this many characters (jezero/store/vectors.py WINDOW_CHARS, "
+                             "1,200) for this run; with --keep, use a folder of its own (the model id does not change)")
     parser.add_argument("--engine", default="fts5", help="the search index engine: fts5 (default) or tantivy")
     parser.add_argument("--pad", default="0",
                         help="comma-separated distractor counts: each set is also run with that many distractor "
@@ -251,6 +256,10 @@ def main() -> int:
     parser.add_argument("--changes", action="store_true", help="list the queries whose first relevant rank moved from keyword to hybrid")
     args = parser.parse_args()
     bench.OPTIONS = SearchConfig(engine=args.engine)  # build_library syncs the engine's indexes
+    if args.window_chars:
+        from jezero.store import vectors as stored_vectors
+
+        stored_vectors.WINDOW_CHARS = args.window_chars
 
     name = choose_embedder(args.embedder, args.options)
     options = args.options if name != "hashing" else {}
@@ -271,7 +280,7 @@ def main() -> int:
     titles = {"coding": "coding set (all queries)",
               "chats": "conversational set (all queries, each within its conversation)",
               "longchats": "long-chat set (all queries, each within its conversation)"}
-    out: dict = {"embedder": name, "k": args.k, "engine": args.engine}
+    out: dict = {"embedder": name, "k": args.k, "engine": args.engine, "window_chars": args.window_chars}
     with tempfile.TemporaryDirectory(prefix="jezero-semantic-") as tmp:
         folder = args.keep or Path(tmp)
         reuse = args.keep is not None and (folder / "coding" / "library.sqlite3").exists()
