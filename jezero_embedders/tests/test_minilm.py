@@ -223,18 +223,19 @@ def _claude_session(projects: Path, i: int, name: str, prompt: str, answer: str)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
-def _cli(config: Path, *args: str) -> subprocess.CompletedProcess:
+def _cli(config: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     script = Path(sys.executable).parent / "jezero"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "jezero.cli"]
     done = subprocess.run([*command, "--config", str(config), *args],
                           capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr
+    if ok:
+        assert done.returncode == 0, done.stderr
     return done
 
 
 @pytest.mark.slow
-def test_jezero_embed_then_the_hybrid_search_finds_what_keyword_search_misses(ready, tmp_path):
+def test_jezero_prepare_embed_then_the_hybrid_search_finds_what_keyword_search_misses(source_model, tmp_path):
     projects = tmp_path / "claude" / "projects"
     for i, (name, prompt, answer) in enumerate(SESSIONS):
         _claude_session(projects, i, name, prompt, answer)
@@ -244,12 +245,16 @@ def test_jezero_embed_then_the_hybrid_search_finds_what_keyword_search_misses(re
         path = tmp_path / f"config-{enabled}.toml"
         path.write_text(f'[storage]\npath = "{library}"\n\n[ingest]\nsettle_minutes = 0\n\n'
                         f'[semantic]\nenabled = {"true" if enabled else "false"}\nembedder = "minilm"\n'
-                        f'options = {{ cache_dir = "{ready["options"]["cache_dir"]}" }}\n\n'
+                        f'options = {{ cache_dir = "{tmp_path / "cache"}" }}\n\n'
                         f'[[connectors]]\nname = "claude"\ntype = "claude"\noptions = {{ path = "{projects}" }}\n')
         return path
 
     off, on = config(False), config(True)
     _cli(off, "run")  # ingested with the lane off: no vectors yet
+    refused = _cli(on, "embed", ok=False)
+    assert refused.returncode != 0 and "run `jezero embed --prepare`" in refused.stderr
+    prepared = _cli(on, "embed", "--prepare")  # the real CLI: copies the model into the cache folder
+    assert "copied sentence-transformers/all-MiniLM-L6-v2" in prepared.stdout + prepared.stderr
     report = json.loads(_cli(on, "embed", "--json").stdout)
     assert report["embedder"] == "minilm" and report["dimension"] == 384
     assert report["items"] == report["embedded"] == len(SESSIONS) and report["windows"] >= len(SESSIONS)
