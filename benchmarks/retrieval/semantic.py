@@ -183,6 +183,39 @@ def sharpen(vector_k: int | None) -> None:
     fused.vectors_ranked = ranked
 
 
+def lead_guard(ratio: float | None) -> None:
+    """An experiment on the literal guard (not in the library): the sessions the messages lane
+    scores at least `ratio` times its LEAD_DEPTH-th session's score (the clear lexical leaders: they
+    hold the query's rarer words) take the first places, in the fused order, before every other
+    session; None restores query/vectors.py's own guard alone."""
+    if ratio is None:
+        VectorLaneHits.literal_guard = _LITERAL_GUARD
+        return
+
+    def literal_guard(self, messages):
+        arrange = _LITERAL_GUARD(self, messages)
+        scores = {(x.source, x.session_id): -x.match.bm25 for x in (messages or [])}
+        ranked = sorted(scores.values(), reverse=True)
+        if len(ranked) < LEAD_DEPTH:
+            return arrange
+        bar = ratio * ranked[LEAD_DEPTH - 1]
+        leaders = {k for k, v in scores.items() if v > 0 and v >= bar}
+        if not leaders:
+            return arrange
+
+        def lead(order, lanes, limit):
+            order = arrange(order, lanes, limit) if arrange else order
+            return [e for e in order if e["key"] in leaders] + [e for e in order if e["key"] not in leaders]
+
+        return lead
+
+    VectorLaneHits.literal_guard = literal_guard
+
+
+LEAD_DEPTH = 10
+from jezero.query.vectors import VectorHits as VectorLaneHits  # noqa: E402
+
+_LITERAL_GUARD = VectorLaneHits.literal_guard
 from jezero.query import fused as _fused  # noqa: E402
 
 _VECTORS_RANKED = _fused.vectors_ranked
@@ -202,6 +235,7 @@ def guarded(literal_idf: float | None, cap=False):
 
 DEPTH_SWEEP = False
 VECTOR_K: int | None = None  # --vector-k: the value being run (None: fused.py's RRF_K)
+LEAD: float | None = None  # --lead: the value being run (None: no lead rule)
 
 
 def rankings(lib, lane: VectorLane, q, project, systems, literal_idf) -> dict[str, list[str]]:
@@ -211,7 +245,7 @@ def rankings(lib, lane: VectorLane, q, project, systems, literal_idf) -> dict[st
         return dedupe(lib.by_session.get(h.get("session_id")) or f"pad:{h.get('session_id')}" for h in hits)
 
     # keyword, vector and unguarded do not depend on the guard's constants: asked once per sweep
-    key = (id(lib), q.text, project, lane.config.weight, VECTOR_K)
+    key = (id(lib), q.text, project, lane.config.weight, VECTOR_K, LEAD)
     if key not in _UNTUNED:
         _UNTUNED[key] = {"keyword": keys(search(lib.conn, q.text, lanes=("items", "messages"), **base)),
                          "vector": keys(search(lib.conn, q.text, lanes=("vectors",), semantic=lane, **base))}
@@ -276,6 +310,9 @@ def main() -> int:
     parser.add_argument("--vector-k", default="",
                         help="comma-separated reciprocal-rank constants for the vector lane alone, tuned on half A "
                              "(an experiment: its share becomes weight / (K + rank) instead of weight / (60 + rank))")
+    parser.add_argument("--lead", default="",
+                        help="comma-separated ratios, tuned on half A: an experiment, the sessions the messages lane "
+                             "scores at least that many times its 10th session's score come first ('off': none)")
     parser.add_argument("--window-chars", type=int,
                         help="message windows of up to this many characters (jezero/store/vectors.py WINDOW_CHARS, "
                              "1,200) for this run; with --keep, use a folder of its own (the model id does not change)")
@@ -345,12 +382,14 @@ def main() -> int:
                   f"({e['vectors_per_cpu_s']} vectors per CPU second, writing included)")
         sweep = []
         chosen = None
-        tuning = len(weights) * len(idfs) * len(caps) * len(args.vector_k.split(",")) > 1
-        global VECTOR_K
+        tuning = len(weights) * len(idfs) * len(caps) * len(args.vector_k.split(",")) * len(args.lead.split(",")) > 1
+        global VECTOR_K, LEAD
         vks = [None if v.strip() in ("", "off", "60") else int(v) for v in args.vector_k.split(",")]
-        for w, cap, vk in ((w, cap, vk) for w in weights for cap in caps for vk in vks):
-            VECTOR_K = vk
+        leads = [None if v.strip() in ("", "off") else float(v) for v in args.lead.split(",")]
+        for w, cap, vk, ld in ((w, cap, vk, ld) for w in weights for cap in caps for vk in vks for ld in leads):
+            VECTOR_K, LEAD = vk, ld
             sharpen(vk)
+            lead_guard(ld)
             lane = VectorLane(base.model_copy(update={"weight": w}))
             guarded(vector_query.LITERAL_IDF, cap)
             for idf in idfs:
@@ -360,7 +399,7 @@ def main() -> int:
                 below = [f"{set_name}/{kind}" for set_name, res in tune.items() for kind in kinds_below(res)]
                 per_set = {set_name: aggregate(flat(res), SYSTEMS)["hybrid"] for set_name, res in tune.items()}
                 figure = {f: round(sum(x[f] for x in per_set.values()), 4) for f in ("r5", "rr")}
-                sweep.append({"weight": w, "vector_k": vk, "literal_idf": idf, "literal_max_sessions": cap,
+                sweep.append({"weight": w, "vector_k": vk, "lead": ld, "literal_idf": idf, "literal_max_sessions": cap,
                               "half_a_kinds_below_keyword_r5": below, "half_a_hybrid": figure,
                               "half_a_hybrid_per_set": {k: {f: round(v[f], 4) for f in ("r5", "rr")}
                                                         for k, v in per_set.items()},
@@ -371,7 +410,7 @@ def main() -> int:
                                              "overall": aggregate(flat(halves(res)[1]), systems)}
                                          for k, res in results.items()}})
                 if tuning:
-                    print(f"weight {w}, vector K {vk or 'RRF_K'}, literal IDF {idf if idf is not None else 'off'}, max sessions "
+                    print(f"weight {w}, vector K {vk or 'RRF_K'}, lead {ld or 'off'}, literal IDF {idf if idf is not None else 'off'}, max sessions "
                           f"{cap if cap is not None else 'off'}{' (depth)' if DEPTH_SWEEP else ''}: half A kinds below keyword at R@5 "
                           f"{len(below)} {below}, hybrid R@5 {figure['r5']:.3f}, MRR {figure['rr']:.3f} (summed over the sets)",
                           flush=True)
@@ -379,10 +418,12 @@ def main() -> int:
                 rank = (-len(below), figure["r5"], figure["rr"], idf if idf is not None else -1.0,
                         cap if cap is not None else float("inf"))
                 if chosen is None or rank > chosen[0]:
-                    chosen = (rank, w, idf, cap, results, vk)
-        _, w, idf, cap, results, vk = chosen
+                    chosen = (rank, w, idf, cap, results, vk, ld)
+        _, w, idf, cap, results, vk, ld = chosen
         guarded(idf, cap)
-        out.update(weight=w, vector_k=vk, literal_idf=idf, literal_max_sessions=cap, sweep=sweep)
+        sharpen(vk)
+        lead_guard(ld)
+        out.update(weight=w, vector_k=vk, lead=ld, literal_idf=idf, literal_max_sessions=cap, sweep=sweep)
         print(f"\nlane weight {w}, vector K {vk or 'RRF_K'}, literal IDF {idf if idf is not None else 'off'}, "
               f"max sessions {cap if cap is not None else 'off'}" + (" (chosen on half A)" if tuning else "") + "\n")
         for set_name, (_, _, kinds, _) in sets.items():
