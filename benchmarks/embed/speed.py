@@ -1,11 +1,14 @@
-"""The `minilm-static` embedder's costs: `prepare` (CPU and wall time, the table's size on disk),
-`build`, throughput on item-sized texts (800-1,500 characters), latency of one query, and for
-scale the full MiniLM transformer (the same numpy encoder) on the same texts.
+"""An embedder's costs: `prepare` (CPU and wall time, its size on disk), `build`, throughput on
+item-sized texts (800-1,500 characters), latency of one query; for `minilm-static`, for scale,
+the full MiniLM transformer (the same numpy encoder) one text at a time. `--embedder minilm` measures
+the full-model embedder itself (its length-sorted batches): run it with OPENBLAS_NUM_THREADS=1 for
+the rate of one core.
 
 The texts are windows of the real transcripts in ../shared/samples (tool output, code, prose)
 when they are there, else the sentences of pairs.py joined to item length.
 
     .venv/bin/python benchmarks/embed/speed.py [--cache DIR] [--items 2000]
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/embed/speed.py --embedder minilm --items 256 --repeats 1
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from pairs import CHAT, CODING  # noqa: E402
 
-from jezero_embedders import minilm_static, source  # noqa: E402
+from jezero_embedders import minilm, minilm_static, source  # noqa: E402
 from jezero_embedders.transformer import Encoder  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples"
@@ -84,19 +87,23 @@ def main() -> int:
     ap.add_argument("--cache", type=Path, help="prepare into (or reuse) this cache folder; default a temporary one")
     ap.add_argument("--items", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=64, help="texts per embed call, as a re-embedding run would send")
+    ap.add_argument("--embedder", choices=("minilm-static", "minilm"), default="minilm-static")
+    ap.add_argument("--repeats", type=int, default=3, help="throughput runs (the median is reported)")
     args = ap.parse_args()
     rng = random.Random(17)
     cache = args.cache or Path(tempfile.mkdtemp(prefix="jezero-embed-bench-"))
     options = {"cache_dir": str(cache)}
 
-    folder = minilm_static.table_folder(minilm_static.parse_options(options))
+    module = minilm if args.embedder == "minilm" else minilm_static
+    folder = (minilm.model_folder(minilm.parse_options(options)) if module is minilm
+              else minilm_static.table_folder(minilm_static.parse_options(options)))
     if not (folder / "manifest.json").exists():
-        line, cpu, wall = timed(minilm_static.prepare, options)
+        line, cpu, wall = timed(module.prepare, options)
         print(f"prepare: {wall:.1f} s wall, {cpu:.1f} s CPU\n  {line}")
     else:
         print(f"prepare: reusing {folder}")
-    print(f"table on disk: {folder_bytes(folder) / 1e6:.1f} MB ({folder})")
-    embedder, cpu, wall = timed(minilm_static.build, options)
+    print(f"on disk: {folder_bytes(folder) / 1e6:.1f} MB ({folder})")
+    embedder, cpu, wall = timed(module.build, options)
     print(f"build: {wall * 1000:.1f} ms wall; dimension {embedder.dimension}; model id {embedder.model_id}")
 
     texts, origin = item_texts(args.items, rng)
@@ -104,20 +111,24 @@ def main() -> int:
     print(f"items: {len(texts)} texts of 800-1,500 characters ({origin}), {tokens:.0f} tokens each on average")
 
     rates, cpu_rates = [], []
-    for _ in range(3):
+    for _ in range(args.repeats):
         _, cpu, wall = timed(lambda: [embedder.embed(texts[i:i + args.batch]) for i in range(0, len(texts), args.batch)])
         rates.append(len(texts) / wall)
         cpu_rates.append(len(texts) / cpu)
-    print(f"throughput: {statistics.median(rates):,.0f} items/s wall (median of 3: "
-          f"{', '.join(f'{r:,.0f}' for r in rates)}), {statistics.median(cpu_rates):,.0f} items per CPU second")
+    print(f"throughput: {statistics.median(rates):,.1f} items/s wall (median of {args.repeats}: "
+          f"{', '.join(f'{r:,.1f}' for r in rates)}), {statistics.median(cpu_rates):,.1f} items per CPU second")
 
     queries = [row[0] for row in CODING + CHAT] * 5
-    lat = []
+    lat, lat_cpu = [], []
     for q in queries:
-        _, _, wall = timed(embedder.embed, [q])
+        _, cpu, wall = timed(embedder.embed, [q])
         lat.append(wall * 1000)
+        lat_cpu.append(cpu * 1000)
     lat.sort()
-    print(f"one query: p50 {lat[len(lat) // 2]:.3f} ms, p99 {lat[int(len(lat) * 0.99)]:.3f} ms wall ({len(lat)} queries)")
+    print(f"one query: p50 {lat[len(lat) // 2]:.3f} ms, p99 {lat[int(len(lat) * 0.99)]:.3f} ms wall, "
+          f"p50 {statistics.median(lat_cpu):.3f} ms CPU ({len(lat)} queries)")
+    if module is minilm:
+        return 0
 
     # For scale: the full transformer on the same items (256-token window, one text per call).
     encoder = Encoder(source.find().folder)

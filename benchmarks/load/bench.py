@@ -34,6 +34,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -169,22 +170,32 @@ def free_port() -> int:
 
 
 def start_server(config: Path, port: int, options: list[str]) -> subprocess.Popen:
+    """The server, once every one of its processes has answered /health (with --workers, each on
+    a connection of its own, seen in /proc: the clients must not start while one is importing)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, str(HERE / "server.py"), str(config), str(port), *options], env=env)
-    deadline = time.monotonic() + 60
+    workers = next((int(o.split("=", 1)[1]) for o in options if o.startswith("--workers=")), None)
+    if workers is None and "--workers" in options:
+        workers = int(options[options.index("--workers") + 1])
+    answered: set[int] = set()
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-                s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # kept open: whose is it?
                 if b"200 OK" in s.recv(200):
-                    return proc
+                    if not workers or workers < 2:
+                        return proc
+                    answered.update(connections_by_process(proc.pid, port))
+                    if len(answered) >= workers:
+                        return proc
         except OSError:
             pass
         if proc.poll() is not None:
             raise SystemExit(f"server exited with {proc.returncode}")
         time.sleep(0.1)
     proc.kill()
-    raise SystemExit("server did not start in 60 s")
+    raise SystemExit("server did not start in 120 s")
 
 
 def start_writer(library: Path, batch: int, interval: float, engine: str = "fts5") -> subprocess.Popen:
@@ -423,7 +434,12 @@ def query_layer_alone(library: Path, qs: list[tuple[str, dict]], n: int = 200, e
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process and its children so far (Linux /proc)."""
-    total = 0.0
+    return sum(cpu_by_process(pid).values())
+
+
+def cpu_by_process(pid: int) -> dict[int, float]:
+    """User + system CPU so far of a process and of each of its children (Linux /proc): with
+    --workers, the supervisor and each worker apart."""
     tick = os.sysconf("SC_CLK_TCK")
     pids = [pid]
     try:
@@ -431,13 +447,39 @@ def cpu_seconds(pid: int) -> float:
         pids += [int(c) for c in children]
     except OSError:
         pass
+    cpu = {}
     for p in pids:
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            cpu[p] = (int(fields[11]) + int(fields[12])) / tick
         except (OSError, IndexError):
             pass
-    return total
+    return cpu
+
+
+def connections_by_process(pid: int, port: int) -> dict[int, int]:
+    """How many established connections on the server's side of `port` each of the server's
+    processes holds (their socket inodes in /proc/PID/fd against /proc/net/tcp): how the clients'
+    connections are spread over --workers."""
+    established = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    established.add(fields[9])
+        except OSError:
+            pass
+    held = {}
+    for p in cpu_by_process(pid):
+        try:
+            inodes = {os.readlink(fd)[8:-1] for fd in Path(f"/proc/{p}/fd").iterdir()
+                      if os.readlink(fd).startswith("socket:[")}
+        except OSError:
+            continue
+        if inodes & established:
+            held[p] = len(inodes & established)
+    return held
 
 
 def main() -> None:
@@ -497,11 +539,18 @@ def main() -> None:
                                     *os.environ.get("PY_SPY_OPTIONS", "").split()],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            cpu0, t0, own0 = cpu_seconds(server.pid), time.perf_counter(), time.process_time()
+            spread = {}  # the clients' connections per server process, once the clients are all in
+            sampler = threading.Timer(args.warmup + 1, lambda: spread.update(connections_by_process(server.pid, port)))
+            sampler.start()
+            cpu0, t0, own0 = cpu_by_process(server.pid), time.perf_counter(), time.process_time()
             result = asyncio.run(run_load(port, n, args.seconds, args.warmup, args.rate, protocol, args.sdk, qs,
                                          args.tool, args.items))
             elapsed = time.perf_counter() - t0
-            cpu = (cpu_seconds(server.pid) - cpu0) / elapsed
+            cpu1 = cpu_by_process(server.pid)
+            sampler.cancel()
+            cpu = (sum(cpu1.values()) - sum(cpu0.values())) / elapsed
+            # each process's share (the supervisor's, then each worker's), in cores
+            process_cores = [round((cpu1[p] - cpu0.get(p, 0.0)) / elapsed, 2) for p in cpu1]
             clients_cpu = (time.process_time() - own0) / elapsed  # this process: the load generator
         finally:
             lines = stop(writer).strip().splitlines() if writer else []
@@ -512,6 +561,8 @@ def main() -> None:
         rps = result["requests_per_second"]
         result.update({"engine": engine, "server": server_options or "default", "protocol": protocol,
                        "client": "sdk" if args.sdk else "raw", "server_cpu_cores": round(cpu, 2),
+                       "server_process_cores": process_cores,
+                       "connections_per_process": sorted(spread.values(), reverse=True),
                        # CPU per request: unlike throughput, hardly moved by other work on the machine
                        "server_cpu_ms_per_request": round(cpu / rps * 1e3, 2) if rps else None,
                        # the clients' own CPU per request (they share the machine's cores with the server)
@@ -527,11 +578,11 @@ def main() -> None:
 
 def print_table(results: list[dict]) -> None:
     cols = ("engine", "server", "tool", "clients", "mode", "requests_per_second", "p50_ms", "p99_ms", "max_ms", "errors",
-            "empty_results", "server_cpu_cores", "server_cpu_ms_per_request", "clients_cpu_ms_per_request",
-            "load_average_1m")
+            "empty_results", "server_cpu_cores", "server_process_cores", "connections_per_process",
+            "server_cpu_ms_per_request", "clients_cpu_ms_per_request", "load_average_1m")
     print("\n" + " | ".join(cols))
     for r in results:
-        print(" | ".join(str(r[c]) for c in cols))
+        print(" | ".join(str(r.get(c)) for c in cols))
 
 
 if __name__ == "__main__":

@@ -3,10 +3,12 @@
     python benchmarks/load/server.py CONFIG PORT [--connections thread|request]
                                      [--stateful] [--sse] [--workers N] [--threads N] [--readers N]
                                      [--http auto|h11|httptools] [--loop auto|asyncio|uvloop] [--no-lean]
-                                     [--nothing-kept] [--inline] [--python-gc]
+                                     [--nothing-kept] [--inline] [--python-gc] [--shared-socket]
 
-With --workers > 1, uvicorn starts that many processes sharing the port, each building the app
-through `make_app` from the environment variables set here.
+With --workers > 1, that many processes serve the port, each on its own listening socket as
+`jezero serve --workers N` runs them (jezero.server.http.run_workers; --shared-socket: uvicorn's
+own, one socket for all), each building the app through `make_app` from the environment
+variables set here.
 """
 
 from __future__ import annotations
@@ -96,6 +98,9 @@ def main() -> None:
     ap.add_argument("--stateful", action="store_true", help="keep MCP sessions (the SDK's default)")
     ap.add_argument("--sse", action="store_true", help="answer with an SSE stream (the SDK's default)")
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--shared-socket", action="store_true",
+                    help="with --workers: uvicorn's own supervisor, every process on one listening socket "
+                         "(before 2026-12-02), not a socket each (jezero.server.http.run_workers)")
     ap.add_argument("--threads", type=int, default=0, help="tool calls at once per process (0: anyio's 40)")
     ap.add_argument("--readers", type=int, default=0, help="library reads at once (0: the server's default)")
     ap.add_argument("--no-lean", action="store_true", help="every tool call through the SDK's full path")
@@ -135,9 +140,16 @@ def main() -> None:
 
     # auto: what `jezero serve` runs (httptools with h11's bound on a request's head, or h11)
     http = parser.protocol() if args.http == "auto" else args.http
-    uvicorn.run("server:make_app", factory=True, app_dir=str(HERE), host="127.0.0.1", port=args.port,
-                workers=args.workers, log_level="warning", access_log=False, http=http, loop=args.loop,
-                timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
+    options = dict(factory=True, host="127.0.0.1", port=args.port, workers=args.workers, log_level="warning",
+                   access_log=False, http=http, loop=args.loop, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
+    if args.workers > 1 and not args.shared_socket:
+        # as `jezero serve --workers N` runs them: a listening socket per process (SO_REUSEPORT)
+        from jezero.server.http import run_workers
+
+        sys.path.insert(0, str(HERE))  # "server:make_app" in the workers (spawned with this path)
+        run_workers(uvicorn.Config("server:make_app", **options))
+        return
+    uvicorn.run("server:make_app", app_dir=str(HERE), **options)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,14 @@ long-chat set: its writers, its libraries, its queries and its scoring), embeds 
     .venv/bin/python benchmarks/retrieval/semantic.py --literal-idf 0.5,1,2,off --unguarded
     .venv/bin/python benchmarks/retrieval/semantic.py --engine tantivy                 # items and messages on tantivy
     .venv/bin/python benchmarks/retrieval/semantic.py --json out.json
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/retrieval/semantic.py --embedder minilm --keep /tmp/full   # the full model
+    .venv/bin/python benchmarks/retrieval/semantic.py --embedder minilm --window-chars 400 --keep /tmp/full400 --vector-k 60,10,2
+
+`--window-chars N` embeds message windows of up to N characters instead of jezero/store/vectors.py's
+WINDOW_CHARS (the model id does not say it, so give such a run a --keep folder of its own).
+`--vector-k K,...` is an experiment on the fusion: the vector lane's share of a session at rank r
+becomes weight / (K + r) instead of weight / (60 + r) (query/fused.py's RRF_K), tuned on half A
+with the other constants.
     .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --unguarded
     .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --literal-depth off,1,3,5
 
@@ -157,6 +165,62 @@ def padded(base: Path, target: Path, start: int, stop: int, projects: list[str] 
     return report
 
 
+def sharpen(vector_k: int | None) -> None:
+    """An experiment on the fusion (not in the library): the vector lane's share of a session at
+    rank r becomes weight / (vector_k + r) instead of weight / (RRF_K + r), through the lane's
+    per-session gate (fused.Ranked.gate); None restores query/fused.py's own."""
+    from jezero.query import fused
+
+    if vector_k is None:
+        fused.vectors_ranked = _VECTORS_RANKED
+        return
+
+    def ranked(near):
+        lane = _VECTORS_RANKED(near)
+        lane.gate = {key: (fused.RRF_K + r) / (vector_k + r) for r, key in enumerate(lane.sessions, start=1)}
+        return lane
+
+    fused.vectors_ranked = ranked
+
+
+def lead_guard(ratio: float | None) -> None:
+    """An experiment on the literal guard (not in the library): the sessions the messages lane
+    scores at least `ratio` times its LEAD_DEPTH-th session's score (the clear lexical leaders: they
+    hold the query's rarer words) take the first places, in the fused order, before every other
+    session; None restores query/vectors.py's own guard alone."""
+    if ratio is None:
+        VectorLaneHits.literal_guard = _LITERAL_GUARD
+        return
+
+    def literal_guard(self, messages):
+        arrange = _LITERAL_GUARD(self, messages)
+        scores = {(x.source, x.session_id): -x.match.bm25 for x in (messages or [])}
+        ranked = sorted(scores.values(), reverse=True)
+        if len(ranked) < LEAD_DEPTH:
+            return arrange
+        bar = ratio * ranked[LEAD_DEPTH - 1]
+        leaders = {k for k, v in scores.items() if v > 0 and v >= bar}
+        if not leaders:
+            return arrange
+
+        def lead(order, lanes, limit):
+            order = arrange(order, lanes, limit) if arrange else order
+            return [e for e in order if e["key"] in leaders] + [e for e in order if e["key"] not in leaders]
+
+        return lead
+
+    VectorLaneHits.literal_guard = literal_guard
+
+
+LEAD_DEPTH = 10
+from jezero.query.vectors import VectorHits as VectorLaneHits  # noqa: E402
+
+_LITERAL_GUARD = VectorLaneHits.literal_guard
+from jezero.query import fused as _fused  # noqa: E402
+
+_VECTORS_RANKED = _fused.vectors_ranked
+
+
 def guarded(literal_idf: float | None, cap=False):
     """Set the vector lane's literal guard (query/vectors.py): None turns it off; `cap` sets
     LITERAL_MAX_SESSIONS (None: no bound; False: leave it)."""
@@ -170,6 +234,8 @@ def guarded(literal_idf: float | None, cap=False):
 
 
 DEPTH_SWEEP = False
+VECTOR_K: int | None = None  # --vector-k: the value being run (None: fused.py's RRF_K)
+LEAD: float | None = None  # --lead: the value being run (None: no lead rule)
 
 
 def rankings(lib, lane: VectorLane, q, project, systems, literal_idf) -> dict[str, list[str]]:
@@ -179,7 +245,7 @@ def rankings(lib, lane: VectorLane, q, project, systems, literal_idf) -> dict[st
         return dedupe(lib.by_session.get(h.get("session_id")) or f"pad:{h.get('session_id')}" for h in hits)
 
     # keyword, vector and unguarded do not depend on the guard's constants: asked once per sweep
-    key = (id(lib), q.text, project, lane.config.weight)
+    key = (id(lib), q.text, project, lane.config.weight, VECTOR_K, LEAD)
     if key not in _UNTUNED:
         _UNTUNED[key] = {"keyword": keys(search(lib.conn, q.text, lanes=("items", "messages"), **base)),
                          "vector": keys(search(lib.conn, q.text, lanes=("vectors",), semantic=lane, **base))}
@@ -241,6 +307,15 @@ def main() -> int:
     parser.add_argument("--unguarded", action="store_true", help="also report the hybrid without the literal guard")
     parser.add_argument("--options", type=json.loads, default={}, help='the embedder\'s options as JSON, e.g. \'{"cache_dir": "/x"}\'')
     parser.add_argument("--k", type=int, default=SemanticConfig().k)
+    parser.add_argument("--vector-k", default="",
+                        help="comma-separated reciprocal-rank constants for the vector lane alone, tuned on half A "
+                             "(an experiment: its share becomes weight / (K + rank) instead of weight / (60 + rank))")
+    parser.add_argument("--lead", default="",
+                        help="comma-separated ratios, tuned on half A: an experiment, the sessions the messages lane "
+                             "scores at least that many times its 10th session's score come first ('off': none)")
+    parser.add_argument("--window-chars", type=int,
+                        help="message windows of up to this many characters (jezero/store/vectors.py WINDOW_CHARS, "
+                             "1,200) for this run; with --keep, use a folder of its own (the model id does not change)")
     parser.add_argument("--engine", default="fts5", help="the search index engine: fts5 (default) or tantivy")
     parser.add_argument("--pad", default="0",
                         help="comma-separated distractor counts: each set is also run with that many distractor "
@@ -251,6 +326,10 @@ def main() -> int:
     parser.add_argument("--changes", action="store_true", help="list the queries whose first relevant rank moved from keyword to hybrid")
     args = parser.parse_args()
     bench.OPTIONS = SearchConfig(engine=args.engine)  # build_library syncs the engine's indexes
+    if args.window_chars:
+        from jezero.store import vectors as stored_vectors
+
+        stored_vectors.WINDOW_CHARS = args.window_chars
 
     name = choose_embedder(args.embedder, args.options)
     options = args.options if name != "hashing" else {}
@@ -271,7 +350,7 @@ def main() -> int:
     titles = {"coding": "coding set (all queries)",
               "chats": "conversational set (all queries, each within its conversation)",
               "longchats": "long-chat set (all queries, each within its conversation)"}
-    out: dict = {"embedder": name, "k": args.k, "engine": args.engine}
+    out: dict = {"embedder": name, "k": args.k, "engine": args.engine, "window_chars": args.window_chars}
     with tempfile.TemporaryDirectory(prefix="jezero-semantic-") as tmp:
         folder = args.keep or Path(tmp)
         reuse = args.keep is not None and (folder / "coding" / "library.sqlite3").exists()
@@ -303,8 +382,14 @@ def main() -> int:
                   f"({e['vectors_per_cpu_s']} vectors per CPU second, writing included)")
         sweep = []
         chosen = None
-        tuning = len(weights) * len(idfs) * len(caps) > 1
-        for w, cap in ((w, cap) for w in weights for cap in caps):
+        tuning = len(weights) * len(idfs) * len(caps) * len(args.vector_k.split(",")) * len(args.lead.split(",")) > 1
+        global VECTOR_K, LEAD
+        vks = [None if v.strip() in ("", "off", "60") else int(v) for v in args.vector_k.split(",")]
+        leads = [None if v.strip() in ("", "off") else float(v) for v in args.lead.split(",")]
+        for w, cap, vk, ld in ((w, cap, vk, ld) for w in weights for cap in caps for vk in vks for ld in leads):
+            VECTOR_K, LEAD = vk, ld
+            sharpen(vk)
+            lead_guard(ld)
             lane = VectorLane(base.model_copy(update={"weight": w}))
             guarded(vector_query.LITERAL_IDF, cap)
             for idf in idfs:
@@ -314,7 +399,7 @@ def main() -> int:
                 below = [f"{set_name}/{kind}" for set_name, res in tune.items() for kind in kinds_below(res)]
                 per_set = {set_name: aggregate(flat(res), SYSTEMS)["hybrid"] for set_name, res in tune.items()}
                 figure = {f: round(sum(x[f] for x in per_set.values()), 4) for f in ("r5", "rr")}
-                sweep.append({"weight": w, "literal_idf": idf, "literal_max_sessions": cap,
+                sweep.append({"weight": w, "vector_k": vk, "lead": ld, "literal_idf": idf, "literal_max_sessions": cap,
                               "half_a_kinds_below_keyword_r5": below, "half_a_hybrid": figure,
                               "half_a_hybrid_per_set": {k: {f: round(v[f], 4) for f in ("r5", "rr")}
                                                         for k, v in per_set.items()},
@@ -325,7 +410,7 @@ def main() -> int:
                                              "overall": aggregate(flat(halves(res)[1]), systems)}
                                          for k, res in results.items()}})
                 if tuning:
-                    print(f"weight {w}, literal IDF {idf if idf is not None else 'off'}, max sessions "
+                    print(f"weight {w}, vector K {vk or 'RRF_K'}, lead {ld or 'off'}, literal IDF {idf if idf is not None else 'off'}, max sessions "
                           f"{cap if cap is not None else 'off'}{' (depth)' if DEPTH_SWEEP else ''}: half A kinds below keyword at R@5 "
                           f"{len(below)} {below}, hybrid R@5 {figure['r5']:.3f}, MRR {figure['rr']:.3f} (summed over the sets)",
                           flush=True)
@@ -333,11 +418,13 @@ def main() -> int:
                 rank = (-len(below), figure["r5"], figure["rr"], idf if idf is not None else -1.0,
                         cap if cap is not None else float("inf"))
                 if chosen is None or rank > chosen[0]:
-                    chosen = (rank, w, idf, cap, results)
-        _, w, idf, cap, results = chosen
+                    chosen = (rank, w, idf, cap, results, vk, ld)
+        _, w, idf, cap, results, vk, ld = chosen
         guarded(idf, cap)
-        out.update(weight=w, literal_idf=idf, literal_max_sessions=cap, sweep=sweep)
-        print(f"\nlane weight {w}, literal IDF {idf if idf is not None else 'off'}, "
+        sharpen(vk)
+        lead_guard(ld)
+        out.update(weight=w, vector_k=vk, lead=ld, literal_idf=idf, literal_max_sessions=cap, sweep=sweep)
+        print(f"\nlane weight {w}, vector K {vk or 'RRF_K'}, literal IDF {idf if idf is not None else 'off'}, "
               f"max sessions {cap if cap is not None else 'off'}" + (" (chosen on half A)" if tuning else "") + "\n")
         for set_name, (_, _, kinds, _) in sets.items():
             res = results[set_name]

