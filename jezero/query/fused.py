@@ -187,6 +187,10 @@ MESSAGES_SEPARATION = 1
 # kept (half B: coding MRR@10 0.935 -> 0.939, chats R@5 0.281 -> 0.312, long chats unchanged at R@1
 # 0.615). The items' recency factor on the lane's scores instead scored 2.437 (README).
 NEAR_TIE = 0.1
+# _scores: of a session's messages scoring alike for a term, the newest (the highest id) is its
+# best, whatever order the engine gave them in (FTS5 gives them newest first; tantivy's BM25 in
+# the order it stored them).
+TIE_BY_ID = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -469,13 +473,18 @@ def _scores(per_term: list[tuple[str, list[tuple]]], factors: dict[str, float] |
     each term's relevance is multiplied by its factor first (_by_sessions); `weights`: each
     session's score is multiplied by the share of the terms' weights it holds (of all the terms'
     weights) to COVERAGE_POWER."""
+    # Of a session's messages scoring alike for a term, the newest (the highest id) is its best,
+    # as FTS5's term_matches gives them (newest first, the first kept): an engine's BM25 gives
+    # equal scores in the order it stored them (tantivy), which moved the session's best message,
+    # and with it its place among sessions scoring alike (by their best message's id) and its time
+    # for NEAR_TIE, with the index's build (TIE_BY_ID).
     # A session scores, per term, its best message's bm25 for it. Adding later messages too (0.05,
     # 0.1 or 0.3 of their own) lowered coding R@1 on half A (0.827 -> 0.792, 0.720, ~0.5): a word
     # repeated through a test log outweighed the message about it.
     # (One dict lookup a row where setdefault made a dict each time; a relevance above -1.0 is
     # kept, as against the default (-1.0, 0) before.)
     best: dict[tuple[str, str], dict[str, tuple[float, int]]] = {}
-    get = best.get
+    get, by_id = best.get, TIE_BY_ID
     for text, found in per_term:
         factor = factors[text] if factors is not None else 1.0
         if isinstance(found, mq.Newest) and found:  # one row per session, each scoring alike
@@ -505,7 +514,7 @@ def _scores(per_term: list[tuple[str, list[tuple]]], factors: dict[str, float] |
             if was is None:
                 if relevance > -1.0:
                     by_term[text] = (relevance, mid)
-            elif relevance > was[0]:
+            elif relevance > was[0] or (by_id and relevance == was[0] and mid > was[1]):
                 by_term[text] = (relevance, mid)
     whole = sum(weights.values()) if weights else 0
     if not whole > 0:
