@@ -191,6 +191,31 @@ NEAR_TIE = 0.1
 # best, whatever order the engine gave them in (FTS5 gives them newest first; tantivy's BM25 in
 # the order it stored them).
 TIE_BY_ID = True
+# The messages lane's places held by common words alone (read at their newest LANE_MAX_ROWS rows,
+# each scoring alike: the order among them is their messages' time) count in the fusion only for
+# sessions the items lane found too (messages_ranked(); the items' gate still reads their
+# evidence). In a library of thousands of sessions everyday words (`TLS`, `certificates`) are in
+# half of them: the newest sessions that merely say them took places 2-40 of the lane, each with
+# a whole place's say, and buried the item the items lane put first (padded coding, `how are TLS
+# certificates issued and renewed`: items 1st, fused out of 10). No constant. Half A
+# (benchmarks/retrieval/README.md, branch padded2; criterion coding MRR@10 + chats R@10 + long-chat
+# R@10): padded 1.710 -> 1.750 (TLS out -> 3rd, invoice PDFs out -> 10th), unpadded 2.399
+# unchanged (no query of any set moved); half B padded 1.857 -> 1.924, nothing moved down in any
+# set on either engine. Every such place given no say (the items' agreement not asked): padded A
+# 1.753, B 1.910, but `push notifications provider` 1st -> 5th (its revision, 1st in the items,
+# is read by the lane through its common words alone), a long-chat question 5th -> 6th. Those
+# places removed from the lane's order (the places below moving up): the same figures.
+CAPPED_ALONE = True
+# The fused current-first does not move a newer hit before an anchor the items lane did not find:
+# its subject test reads the items' titles and atoms, and an anchor found by its transcript alone
+# is a session whose item says none of the query's words (a fact said in passing in a chat about
+# something else): a newer chat of the same title is no newer answer (padded long chats, `which
+# language am I learning on the app`: the session saying it, 1st in the lane, gave way to a newer
+# chat titled as it, about debts, holding `app` alone). The newer session whose transcript holds
+# every word the anchor's does still moves (current.newer_on_the_query). Half A padded 1.710 ->
+# 1.710 (long chats A R@1 0.575 -> 0.594: that question 2nd -> 1st), unpadded unchanged; half B
+# unchanged; tantivy the same move and no other.
+UNFOUND_ANCHOR = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -679,11 +704,22 @@ def lane_separation(lane) -> float:
     return (scores[0] - below) / scores[0]
 
 
-def messages_ranked(lane: list[LaneHit]) -> Ranked:
+def messages_ranked(lane: list[LaneHit], items_found: set | None = None) -> Ranked:
+    """The messages lane's session order for fusion, weighed by its separation. With
+    CAPPED_ALONE and `items_found` (the sessions of the items lane), a session whose lane
+    evidence is words read at their newest rows only (each scoring alike: its place is its
+    messages' time) has no say unless the items lane found it too."""
     weight = MESSAGES_WEIGHT
     if MESSAGES_SEPARATION and lane:
         weight *= lane_separation(lane) ** MESSAGES_SEPARATION
-    return Ranked("messages", weight, [(x.source, x.session_id) for x in lane], list(lane))
+    keys = [(x.source, x.session_id) for x in lane]
+    gate = None
+    if CAPPED_ALONE and items_found is not None and lane and lane[0].capped:
+        capped = set(lane[0].capped)
+        alone = {key for key, x in zip(keys, lane) if key not in items_found and capped.issuperset(x.match.matched or ())}
+        if alone:
+            gate = {key: 0.0 if key in alone else 1.0 for key in keys}
+    return Ranked("messages", weight, keys, list(lane), gate)
 
 
 def vectors_ranked(near) -> Ranked:
@@ -785,6 +821,8 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     read = unread_evidence(conn, lane, item_hits, time_budget_ms) if READ_UNREAD else None
     if READ_HELD and getattr(read, "held", None):  # what the read found is held (the fused current-first)
         lane.held = {**lane.held, **read.held}
+    if CAPPED_ALONE and ranked[0].sessions:
+        ranked[0] = messages_ranked(lane, {(h["source"], h["session_id"]) for h in item_hits})
     fused = fuse(conn, [items_ranked(item_hits, lane, read)] + ranked, limit, explain=explain, arrange=arrange)
     hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
@@ -938,6 +976,8 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
         """A newer hit moves only when its transcript holds every name of the query the anchor's
         holds, and at least CURRENT_COVERAGE of the anchor's query terms."""
         if not holds_names(hit, anchor):
+            return False
+        if UNFOUND_ANCHOR and (anchor["source"], anchor["session_id"]) not in relevance:
             return False
         theirs = held.get((anchor["source"], anchor["session_id"]), _NONE)
         ours = held.get((hit["source"], hit["session_id"]), _NONE)
