@@ -30,7 +30,8 @@ SAID = "the canary deploy stalled on the gateway"
 
 def session(sid, said: list[tuple[float, str]]):
     """A session whose messages are said on the given days (from T0)."""
-    msgs = [MessageRecord("user", text, T0 + timedelta(days=day, minutes=i), None) for i, (day, text) in enumerate(said)]
+    msgs = [MessageRecord("user", text, T0 + timedelta(days=day, minutes=i), None)
+            for i, (day, text) in enumerate(said)]
     return ItemRecord(uid=f"claude-local:{sid}:0", source="claude-local", agent="claude-code", session_id=sid,
                       segment_index=0, occurred_at=msgs[-1].at, title=f"session {sid}", summary="nothing about it",
                       questions=[], atoms=[], original="(see messages)", content_hash=sid, summarizer="x",

@@ -27,7 +27,9 @@ transcript. search() therefore ranks twice and fuses:
 Fusion is weighted reciprocal rank fusion over sessions (fuse(), a list of lanes, so a third
 lane is one more Ranked): score = sum over lanes of weight * gate / (RRF_K + rank), rank counted
 from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT times its separation (below;
-its terms weighed by the sessions that hold them, SESSION_IDF). The items lane weighs its
+its terms weighed by the sessions that hold them, SESSION_IDF); a place of it held by common
+words alone (read at their newest rows, scoring alike) counts only for a session the items lane
+found too (CAPPED_ALONE). The items lane weighs its
 separation (how far its first score stands above its SEPARATION_DEPTH-th: a lane whose hits all
 score alike says little), and each of its sessions is gated by the messages lane's evidence for
 it, (that session's messages score / the best of the sessions whose transcripts hold as many of
@@ -716,7 +718,8 @@ def messages_ranked(lane: list[LaneHit], items_found: set | None = None) -> Rank
     gate = None
     if CAPPED_ALONE and items_found is not None and lane and lane[0].capped:
         capped = set(lane[0].capped)
-        alone = {key for key, x in zip(keys, lane) if key not in items_found and capped.issuperset(x.match.matched or ())}
+        alone = {key for key, x in zip(keys, lane)
+                 if key not in items_found and capped.issuperset(x.match.matched or ())}
         if alone:
             gate = {key: 0.0 if key in alone else 1.0 for key in keys}
     return Ranked("messages", weight, keys, list(lane), gate)
