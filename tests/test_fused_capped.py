@@ -76,7 +76,38 @@ def test_places_held_by_common_words_alone_count_for_sessions_the_items_found(ca
     assert order[:2] == ["cron", "certs"]
     for n in range(35, 40):  # the newer logs: still in the lane, with no say
         assert why[f"log{n}"]["ranks"]["messages"] < why["certs"]["ranks"]["messages"]
-        assert why[f"log{n}"]["shares"]["messages"] == 0
+        assert why[f"log{n}"]["shares"]["messages"] == 0 and why[f"log{n}"]["messages_no_say"] == "capped_alone"
+    assert "messages_no_say" not in why["certs"]
     monkeypatch.setattr(fused, "CAPPED_ALONE", False)
     order, why = ranked(capped_library, engine)
     assert order.index("certs") > order.index("log39")  # without the rule: the newest logs first
+
+
+def test_jezero_search_explain_says_a_place_had_no_say(tmp_path):
+    # the real CLI in a subprocess, at the real LANE_MAX_ROWS: 310 logs make `tls` common
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "lib.sqlite3"
+    logs = [session(f"log{n:03d}", n / 4, [f"handshake log {n}: tls alert on port {8000 + n}", "noted"],
+                    f"Port check {n}") for n in range(310)]
+    with Store(path) as store:
+        store.write([session("cron", 0, ["the cron job renewed it overnight", "good"], "Nightly cron jobs"),
+                     session("certs", 70, ["set up tls on the ingress with cert-manager", "done"],
+                             "TLS certificates issued by cert-manager", "Moved the TLS certificates to cert-manager."),
+                     *logs])
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{path}"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JEZERO_", "XDG_"))}
+    env.update({"JEZERO_CONFIG": str(config), "HOME": str(tmp_path / "home"), "COLUMNS": "250", "NO_COLOR": "1",
+                "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+                "XDG_STATE_HOME": str(tmp_path / "xdg-state"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")})
+    proc = subprocess.run([sys.executable, "-m", "jezero.cli", "search", "tls renewed", "--explain"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    hits = proc.stdout.split("\n[")
+    certs = next(h for h in hits if "TLS certificates issued by cert-manager" in h)
+    log = next(h for h in hits if "Port check" in h)
+    assert "read at their newest messages only: tls" in certs and "no say in the fusion" not in certs
+    assert "no say in the fusion for it" in log

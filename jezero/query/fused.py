@@ -791,6 +791,8 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
         out.update(message_id=hit.match.id, message_role=hit.match.role, matched_terms=hit.match.matched,
                    coverage=hit.match.coverage, left_out_of_messages=hit.left_out, capped_in_messages=list(hit.capped),
                    newer_on_near_tie=hit.near_tie)
+        if messages.gate is not None and not messages.gate.get(entry["key"], 1.0):
+            out["messages_no_say"] = "capped_alone"  # its words read at their newest rows only (CAPPED_ALONE)
     vectors = next((lane for lane in lanes if lane.name == VECTORS), None)
     if vectors is not None:
         near = vectors.shown[entry["ranks"][VECTORS] - 1] if VECTORS in entry["ranks"] else None
@@ -936,7 +938,8 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     LEAD_BY_EITHER_LANE, in whichever lane ranks the hit best (standing()). Then, given `conn`,
     where an anchor's item does not say the query words its transcript holds (a fact said in
     passing), the newer session whose transcript holds them all comes first
-    (current.newer_on_the_query, TRANSCRIPT_SUBJECT)."""
+    (current.newer_on_the_query, TRANSCRIPT_SUBJECT). With UNFOUND_ANCHOR an anchor the items
+    lane did not find is left to that rule alone: its item's subject is not the query's."""
     evidence = getattr(lane, "evidence", None) if lane else None
     lane_best = max(evidence.values(), default=0.0) if evidence else 0.0
     relevance: dict[tuple[str, str], float] = {}
