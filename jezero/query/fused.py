@@ -202,7 +202,7 @@ TIE_BY_ID = True
 # certificates issued and renewed`: items 1st, fused out of 10). No constant. Half A
 # (benchmarks/retrieval/README.md, branch padded2; criterion coding MRR@10 + chats R@10 + long-chat
 # R@10): padded 1.710 -> 1.750 (TLS out -> 3rd, invoice PDFs out -> 10th), unpadded 2.399
-# unchanged (no query of any set moved); half B padded 1.857 -> 1.924, nothing moved down in any
+# unchanged (no relevant session of any set moved); half B padded 1.857 -> 1.924, nothing moved down in any
 # set on either engine. Every such place given no say (the items' agreement not asked): padded A
 # 1.753, B 1.910, but `push notifications provider` 1st -> 5th (its revision, 1st in the items,
 # is read by the lane through its common words alone), a long-chat question 5th -> 6th. Those
