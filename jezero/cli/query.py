@@ -199,6 +199,8 @@ def _print_explain(e: dict[str, Any]) -> None:
             line += "; phrases of common words, left to the items: " + ", ".join(fusion["left_out_of_messages"])
         if fusion.get("capped_in_messages"):
             line += "; read at their newest messages only: " + ", ".join(fusion["capped_in_messages"])
+        if fusion.get("messages_no_say"):
+            line += "; no say in the fusion for it: its words read at their newest messages only, the items did not find it"
         if fusion.get("newer_on_near_tie"):
             line += "; placed above an older session that scored nearly as much"
         out.print(line, markup=False, style="cyan")

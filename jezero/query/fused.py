@@ -27,7 +27,9 @@ transcript. search() therefore ranks twice and fuses:
 Fusion is weighted reciprocal rank fusion over sessions (fuse(), a list of lanes, so a third
 lane is one more Ranked): score = sum over lanes of weight * gate / (RRF_K + rank), rank counted
 from 1 within each lane. The messages lane weighs MESSAGES_WEIGHT times its separation (below;
-its terms weighed by the sessions that hold them, SESSION_IDF). The items lane weighs its
+its terms weighed by the sessions that hold them, SESSION_IDF); a place of it held by common
+words alone (read at their newest rows, scoring alike) counts only for a session the items lane
+found too (CAPPED_ALONE). The items lane weighs its
 separation (how far its first score stands above its SEPARATION_DEPTH-th: a lane whose hits all
 score alike says little), and each of its sessions is gated by the messages lane's evidence for
 it, (that session's messages score / the best of the sessions whose transcripts hold as many of
@@ -187,6 +189,43 @@ MESSAGES_SEPARATION = 1
 # kept (half B: coding MRR@10 0.935 -> 0.939, chats R@5 0.281 -> 0.312, long chats unchanged at R@1
 # 0.615). The items' recency factor on the lane's scores instead scored 2.437 (README).
 NEAR_TIE = 0.1
+# _scores: of a session's messages scoring alike for a term, the newest (the highest id) is its
+# best, whatever order the engine gave them in (FTS5 gives them newest first; tantivy's BM25 in
+# the order it stored them).
+TIE_BY_ID = True
+# The messages lane's places held by common words alone (read at their newest LANE_MAX_ROWS rows,
+# each scoring alike: the order among them is their messages' time) count in the fusion only for
+# sessions the items lane found too (messages_ranked(); the items' gate still reads their
+# evidence). In a library of thousands of sessions everyday words (`TLS`, `certificates`) are in
+# half of them: the newest sessions that merely say them took places 2-40 of the lane, each with
+# a whole place's say, and buried the item the items lane put first (padded coding, `how are TLS
+# certificates issued and renewed`: items 1st, fused out of 10). No constant. Half A
+# (benchmarks/retrieval/README.md, branch padded2; criterion coding MRR@10 + chats R@10 + long-chat
+# R@10): padded 1.710 -> 1.750 (TLS out -> 3rd, invoice PDFs out -> 10th), unpadded 2.399
+# unchanged (no relevant session of any set moved); half B padded 1.857 -> 1.924, nothing moved down in any
+# set on either engine. Every such place given no say (the items' agreement not asked): padded A
+# 1.753, B 1.910, but `push notifications provider` 1st -> 5th (its revision, 1st in the items,
+# is read by the lane through its common words alone), a long-chat question 5th -> 6th. Those
+# places removed from the lane's order (the places below moving up): the same figures.
+CAPPED_ALONE = True
+# The fused current-first does not move a newer hit before an anchor the items lane did not find:
+# its subject test reads the items' titles and atoms, and an anchor found by its transcript alone
+# is a session whose item says none of the query's words (a fact said in passing in a chat about
+# something else): a newer chat of the same title is no newer answer (padded long chats, `which
+# language am I learning on the app`: the session saying it, 1st in the lane, gave way to a newer
+# chat titled as it, about debts, holding `app` alone). The newer session whose transcript holds
+# every word the anchor's does still moves (current.newer_on_the_query). Half A padded 1.710 ->
+# 1.710 (long chats A R@1 0.575 -> 0.594: that question 2nd -> 1st), unpadded unchanged; half B
+# unchanged; tantivy the same move and no other.
+UNFOUND_ANCHOR = True
+# The names rule (NAMES_RULE) for a name of the query the messages lane left out (a phrase whose
+# words are in more than PHRASE_MAX_ROWS messages together: no transcript was seen to hold it, so
+# the rule let any newer hit of the anchor's subject move): the newer hit must be one the items
+# lane found, whose trigram index looked the name up (padded coding, `tripdata/clean.py`: the
+# orchestrator revisions, holding `tripdata` alone, went before the sessions that edited the
+# file). Half A padded: that query 5th -> 4th (coding A MRR@10 +0.001), nothing else moved in
+# any set, padded or not, on either engine.
+NAMES_LEFT_OUT = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -472,13 +511,18 @@ def _scores(per_term: list[tuple[str, list[tuple]]], factors: dict[str, float] |
     each term's relevance is multiplied by its factor first (_by_sessions); `weights`: each
     session's score is multiplied by the share of the terms' weights it holds (of all the terms'
     weights) to COVERAGE_POWER."""
+    # Of a session's messages scoring alike for a term, the newest (the highest id) is its best,
+    # as FTS5's term_matches gives them (newest first, the first kept): an engine's BM25 gives
+    # equal scores in the order it stored them (tantivy), which moved the session's best message,
+    # and with it its place among sessions scoring alike (by their best message's id) and its time
+    # for NEAR_TIE, with the index's build (TIE_BY_ID).
     # A session scores, per term, its best message's bm25 for it. Adding later messages too (0.05,
     # 0.1 or 0.3 of their own) lowered coding R@1 on half A (0.827 -> 0.792, 0.720, ~0.5): a word
     # repeated through a test log outweighed the message about it.
     # (One dict lookup a row where setdefault made a dict each time; a relevance above -1.0 is
     # kept, as against the default (-1.0, 0) before.)
     best: dict[tuple[str, str], dict[str, tuple[float, int]]] = {}
-    get = best.get
+    get, by_id = best.get, TIE_BY_ID
     for text, found in per_term:
         factor = factors[text] if factors is not None else 1.0
         if isinstance(found, mq.Newest) and found:  # one row per session, each scoring alike
@@ -508,7 +552,7 @@ def _scores(per_term: list[tuple[str, list[tuple]]], factors: dict[str, float] |
             if was is None:
                 if relevance > -1.0:
                     by_term[text] = (relevance, mid)
-            elif relevance > was[0]:
+            elif relevance > was[0] or (by_id and relevance == was[0] and mid > was[1]):
                 by_term[text] = (relevance, mid)
     whole = sum(weights.values()) if weights else 0
     if not whole > 0:
@@ -673,11 +717,23 @@ def lane_separation(lane) -> float:
     return (scores[0] - below) / scores[0]
 
 
-def messages_ranked(lane: list[LaneHit]) -> Ranked:
+def messages_ranked(lane: list[LaneHit], items_found: set | None = None) -> Ranked:
+    """The messages lane's session order for fusion, weighed by its separation. With
+    CAPPED_ALONE and `items_found` (the sessions of the items lane), a session whose lane
+    evidence is words read at their newest rows only (each scoring alike: its place is its
+    messages' time) has no say unless the items lane found it too."""
     weight = MESSAGES_WEIGHT
     if MESSAGES_SEPARATION and lane:
         weight *= lane_separation(lane) ** MESSAGES_SEPARATION
-    return Ranked("messages", weight, [(x.source, x.session_id) for x in lane], list(lane))
+    keys = [(x.source, x.session_id) for x in lane]
+    gate = None
+    if CAPPED_ALONE and items_found is not None and lane and lane[0].capped:
+        capped = set(lane[0].capped)
+        alone = {key for key, x in zip(keys, lane)
+                 if key not in items_found and capped.issuperset(x.match.matched or ())}
+        if alone:
+            gate = {key: 0.0 if key in alone else 1.0 for key in keys}
+    return Ranked("messages", weight, keys, list(lane), gate)
 
 
 def vectors_ranked(near) -> Ranked:
@@ -746,6 +802,8 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
         out.update(message_id=hit.match.id, message_role=hit.match.role, matched_terms=hit.match.matched,
                    coverage=hit.match.coverage, left_out_of_messages=hit.left_out, capped_in_messages=list(hit.capped),
                    newer_on_near_tie=hit.near_tie)
+        if messages.gate is not None and not messages.gate.get(entry["key"], 1.0):
+            out["messages_no_say"] = "capped_alone"  # its words read at their newest rows only (CAPPED_ALONE)
     vectors = next((lane for lane in lanes if lane.name == VECTORS), None)
     if vectors is not None:
         near = vectors.shown[entry["ranks"][VECTORS] - 1] if VECTORS in entry["ranks"] else None
@@ -779,6 +837,8 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     read = unread_evidence(conn, lane, item_hits, time_budget_ms) if READ_UNREAD else None
     if READ_HELD and getattr(read, "held", None):  # what the read found is held (the fused current-first)
         lane.held = {**lane.held, **read.held}
+    if CAPPED_ALONE and ranked[0].sessions:
+        ranked[0] = messages_ranked(lane, {(h["source"], h["session_id"]) for h in item_hits})
     fused = fuse(conn, [items_ranked(item_hits, lane, read)] + ranked, limit, explain=explain, arrange=arrange)
     hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
@@ -891,7 +951,8 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     LEAD_BY_EITHER_LANE, in whichever lane ranks the hit best (standing()). Then, given `conn`,
     where an anchor's item does not say the query words its transcript holds (a fact said in
     passing), the newer session whose transcript holds them all comes first
-    (current.newer_on_the_query, TRANSCRIPT_SUBJECT)."""
+    (current.newer_on_the_query, TRANSCRIPT_SUBJECT). With UNFOUND_ANCHOR an anchor the items
+    lane did not find is left to that rule alone: its item's subject is not the query's."""
     evidence = getattr(lane, "evidence", None) if lane else None
     lane_best = max(evidence.values(), default=0.0) if evidence else 0.0
     relevance: dict[tuple[str, str], float] = {}
@@ -935,15 +996,23 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
         holds, and at least CURRENT_COVERAGE of the anchor's query terms."""
         if not holds_names(hit, anchor):
             return False
+        if UNFOUND_ANCHOR and (anchor["source"], anchor["session_id"]) not in relevance:
+            return False
         theirs = held.get((anchor["source"], anchor["session_id"]), _NONE)
         ours = held.get((hit["source"], hit["session_id"]), _NONE)
         return not theirs or len(theirs & ours) >= CURRENT_COVERAGE * len(theirs)
 
+    left_names = names & set(lane[0].left_out) if lane and names and NAMES_LEFT_OUT else _NONE
+
     def holds_names(hit: dict, anchor: dict) -> bool:
         """The names rule alone (what a revision naming the anchor's choice must meet)."""
+        if not NAMES_RULE:
+            return True
+        if left_names and (hit["source"], hit["session_id"]) not in relevance:
+            return False
         theirs = held.get((anchor["source"], anchor["session_id"]), _NONE)
         ours = held.get((hit["source"], hit["session_id"]), _NONE)
-        return not NAMES_RULE or (theirs & names) <= ours
+        return (theirs & names) <= ours
 
     moved = reorder(hits, holds_enough if held else None, FUSED_MOVE_SHARE if held else None,
                     holds_names if held else None)
