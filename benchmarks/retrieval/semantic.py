@@ -175,8 +175,8 @@ def sharpen(vector_k: int | None) -> None:
         fused.vectors_ranked = _VECTORS_RANKED
         return
 
-    def ranked(near):
-        lane = _VECTORS_RANKED(near)
+    def ranked(near, messages=None):
+        lane = _VECTORS_RANKED(near, messages)
         lane.gate = {key: (fused.RRF_K + r) / (vector_k + r) for r, key in enumerate(lane.sessions, start=1)}
         return lane
 
@@ -254,11 +254,73 @@ def rankings(lib, lane: VectorLane, q, project, systems, literal_idf) -> dict[st
             _UNTUNED[key]["unguarded"] = keys(search(lib.conn, q.text, semantic=lane, **base))
     out = dict(_UNTUNED[key])
     guarded(literal_idf)
+    SEPARATION[0] = None
     out["hybrid"] = keys(search(lib.conn, q.text, semantic=lane, **base))
+    out["separation"] = SEPARATION[0]
     return out
 
 
 _UNTUNED: dict[tuple, dict[str, list[str]]] = {}
+SEPARATION: list[str | None] = [None]  # the last hybrid search's curve and evidence (for --changes)
+
+# --flat-rule: an experiment on query/vectors.py's flat_curve (not in the library). "literal" is the
+# library's own (flat: no session holds a literal term of the query); "separation": flat when the
+# messages lane's best session scores less than FLAT_SEPARATION above its 10th ((best - 10th) /
+# best); "both": either.
+FLAT_RULE = "literal"
+FLAT_SEPARATION = 0.5
+_FLAT_CURVE = vector_query.flat_curve
+
+
+def keyword_separation(messages) -> float:
+    scores = sorted((-x.match.bm25 for x in (messages or ())), reverse=True)
+    if not scores or scores[0] <= 0:
+        return 0.0
+    if len(scores) == 1:
+        return 1.0
+    return max(0.0, (scores[0] - scores[min(10, len(scores)) - 1]) / scores[0])
+
+
+def _flat_curve(messages, count_sessions=None):
+    literal = _FLAT_CURVE(messages, count_sessions)
+    if FLAT_RULE == "literal" or vector_query.FLAT_K is None:
+        return literal
+    separated = keyword_separation(messages) >= FLAT_SEPARATION
+    if FLAT_RULE == "separation":
+        return _fused.RRF_K if separated else vector_query.FLAT_K
+    return vector_query.FLAT_K if literal == vector_query.FLAT_K or not separated else _fused.RRF_K
+
+
+vector_query.flat_curve = _flat_curve
+_CURVE = VectorLaneHits.curve
+
+
+def _recorded_curve(self, messages):
+    k = _CURVE(self, messages)
+    literal = bool(vector_query.literal_terms(messages, self.count_sessions)[1]) if self.count_sessions else False
+    SEPARATION[0] = f"sep {keyword_separation(messages):.2f}{' literal' if literal else ''} K {k}"
+    return k
+
+
+VectorLaneHits.curve = _recorded_curve
+
+# A query's vector is the same in every variant replayed: embedded once per embedder and query.
+from jezero.store import vectors as _stored  # noqa: E402
+
+_UNIT_ROWS = _stored.unit_rows
+_QUERY_ROWS: dict[tuple, object] = {}
+
+
+def _cached_unit_rows(embedder, texts, *, query=False):
+    if not query or len(texts) != 1:
+        return _UNIT_ROWS(embedder, texts, query=query)
+    key = (embedder.model_id, texts[0])
+    if key not in _QUERY_ROWS:
+        _QUERY_ROWS[key] = _UNIT_ROWS(embedder, texts, query=True)
+    return _QUERY_ROWS[key]
+
+
+_stored.unit_rows = _cached_unit_rows
 
 
 def run(lib, lane: VectorLane, queries, scoped: bool, systems=SYSTEMS, literal_idf=None) -> dict[str, list[dict]]:
@@ -268,6 +330,7 @@ def run(lib, lane: VectorLane, queries, scoped: bool, systems=SYSTEMS, literal_i
         ranked = rankings(lib, lane, q, project, systems, literal_idf)
         row = {"query": q, **{name: score(ranked[name], q.relevant) for name in systems}}
         row.update({name + "_top": ranked[name][:3] for name in systems})
+        row["separation"] = ranked["separation"]
         results[q.kind].append(row)
     return results
 
@@ -283,10 +346,11 @@ def halves(results: dict[str, list[dict]]) -> tuple[dict, dict]:
     return tune, held
 
 
-def kinds_below(results: dict[str, list[dict]], system: str = "hybrid", field: str = "r5") -> list[str]:
-    """The kinds where `system` scores below keyword alone (mean `field`)."""
+def kinds_below(results: dict[str, list[dict]], system: str = "hybrid", field: str = "r5", noise: float = 0.0) -> list[str]:
+    """The kinds where `system` scores below keyword alone (mean `field`) by more than `noise`
+    questions (--noise: 1, a kind may lose one question's worth)."""
     return [kind for kind, rows in sorted(results.items())
-            if sum(getattr(r[system], field) for r in rows) < sum(getattr(r["keyword"], field) for r in rows) - 1e-9]
+            if sum(getattr(r[system], field) for r in rows) < sum(getattr(r["keyword"], field) for r in rows) - noise - 1e-9]
 
 
 def flat(results: dict[str, list[dict]]) -> list[dict]:
@@ -313,6 +377,17 @@ def main() -> int:
     parser.add_argument("--lead", default="",
                         help="comma-separated ratios, tuned on half A: an experiment, the sessions the messages lane "
                              "scores at least that many times its 10th session's score come first ('off': none)")
+    parser.add_argument("--flat-k", default="",
+                        help="comma-separated FLAT_K values (query/vectors.py: the vector lane's reciprocal-rank "
+                             "constant where the keyword evidence is flat; 'off': none), tuned on half A")
+    parser.add_argument("--flat-sep", default="",
+                        help="comma-separated FLAT_SEPARATION values (with --flat-rule separation or both), tuned on half A")
+    parser.add_argument("--flat-rule", default="",
+                        help="comma-separated flat rules, tuned on half A: literal (query/vectors.py's own), separation, both "
+                             "(experiments: see FLAT_RULE in this file)")
+    parser.add_argument("--noise", type=float, default=0.0,
+                        help="a kind counts as below keyword only when it loses more than this many questions "
+                             "(at R@5, and at R@10 too when this is given)")
     parser.add_argument("--window-chars", type=int,
                         help="message windows of up to this many characters (jezero/store/vectors.py WINDOW_CHARS, "
                              "1,200) for this run; with --keep, use a folder of its own (the model id does not change)")
@@ -323,7 +398,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="build the libraries in this folder and reuse them on the next run")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--misses", action="store_true", help="list the queries hybrid misses at 5")
-    parser.add_argument("--changes", action="store_true", help="list the queries whose first relevant rank moved from keyword to hybrid")
+    parser.add_argument("--changes", action="store_true", help="list the queries whose first relevant rank, R@5 or R@10 moved from keyword to hybrid")
     args = parser.parse_args()
     bench.OPTIONS = SearchConfig(engine=args.engine)  # build_library syncs the engine's indexes
     if args.window_chars:
@@ -336,7 +411,7 @@ def main() -> int:
     weights = [float(w) for w in args.weights.split(",")] if args.weights else [SemanticConfig().weight]
     idfs = ([parse_idf(v) for v in args.literal_idf.split(",")] if args.literal_idf
             else [vector_query.LITERAL_IDF if vector_query.LITERAL_GUARD else None])
-    global DEPTH_SWEEP
+    global DEPTH_SWEEP, FLAT_RULE, FLAT_SEPARATION
     DEPTH_SWEEP = bool(args.literal_depth)
     swept = args.literal_depth or args.literal_cap
     caps = ([None if v.strip() in ("off", "none") else int(v) for v in swept.split(",")]
@@ -382,12 +457,21 @@ def main() -> int:
                   f"({e['vectors_per_cpu_s']} vectors per CPU second, writing included)")
         sweep = []
         chosen = None
-        tuning = len(weights) * len(idfs) * len(caps) * len(args.vector_k.split(",")) * len(args.lead.split(",")) > 1
+        fks = ([None if v.strip() in ("off", "none") else int(v) for v in args.flat_k.split(",")]
+               if args.flat_k else [vector_query.FLAT_K])
+        fss = [float(v) for v in args.flat_sep.split(",")] if args.flat_sep else [FLAT_SEPARATION]
+        frs = args.flat_rule.split(",") if args.flat_rule else [FLAT_RULE]
+        tuning = (len(weights) * len(idfs) * len(caps) * len(args.vector_k.split(",")) * len(args.lead.split(","))
+                  * len(fks) * len(fss) * len(frs)) > 1
         global VECTOR_K, LEAD
         vks = [None if v.strip() in ("", "off", "60") else int(v) for v in args.vector_k.split(",")]
         leads = [None if v.strip() in ("", "off") else float(v) for v in args.lead.split(",")]
-        for w, cap, vk, ld in ((w, cap, vk, ld) for w in weights for cap in caps for vk in vks for ld in leads):
+        combos = [(w, cap, vk, ld, fk, fs, fr) for w in weights for cap in caps for vk in vks for ld in leads
+                  for fk in fks for fr in (frs if fk is not None else frs[:1])
+                  for fs in (fss if fk is not None and fr != "literal" else fss[:1])]
+        for w, cap, vk, ld, fk, fs, fr in combos:
             VECTOR_K, LEAD = vk, ld
+            vector_query.FLAT_K, FLAT_SEPARATION, FLAT_RULE = fk, fs, fr
             sharpen(vk)
             lead_guard(ld)
             lane = VectorLane(base.model_copy(update={"weight": w}))
@@ -396,10 +480,12 @@ def main() -> int:
                 results = {set_name: run(libs[set_name], lane, queries, scoped, systems, idf)
                            for set_name, (_, queries, _, scoped) in sets.items()}
                 tune = {set_name: halves(res)[0] for set_name, res in results.items()}
-                below = [f"{set_name}/{kind}" for set_name, res in tune.items() for kind in kinds_below(res)]
+                below = [f"{set_name}/{kind}" for set_name, res in tune.items()
+                         for kind in sorted(set(kinds_below(res, noise=args.noise))
+                                            | set(kinds_below(res, field="r10", noise=args.noise) if args.noise else ()))]
                 per_set = {set_name: aggregate(flat(res), SYSTEMS)["hybrid"] for set_name, res in tune.items()}
                 figure = {f: round(sum(x[f] for x in per_set.values()), 4) for f in ("r5", "rr")}
-                sweep.append({"weight": w, "vector_k": vk, "lead": ld, "literal_idf": idf, "literal_max_sessions": cap,
+                sweep.append({"weight": w, "vector_k": vk, "flat_k": fk, "flat_separation": fs, "flat_rule": fr, "lead": ld, "literal_idf": idf, "literal_max_sessions": cap,
                               "half_a_kinds_below_keyword_r5": below, "half_a_hybrid": figure,
                               "half_a_hybrid_per_set": {k: {f: round(v[f], 4) for f in ("r5", "rr")}
                                                         for k, v in per_set.items()},
@@ -410,7 +496,10 @@ def main() -> int:
                                              "overall": aggregate(flat(halves(res)[1]), systems)}
                                          for k, res in results.items()}})
                 if tuning:
-                    print(f"weight {w}, vector K {vk or 'RRF_K'}, lead {ld or 'off'}, literal IDF {idf if idf is not None else 'off'}, max sessions "
+                    print(f"flat K {fk or 'off'} ({fr}, separation {fs}), "
+                          f"chats R@10 A {aggregate(flat(tune['chats']), SYSTEMS)['hybrid']['r10']:.3f} "
+                          f"all {aggregate(flat(results['chats']), SYSTEMS)['hybrid']['r10']:.3f}; "
+                          f"weight {w}, vector K {vk or 'RRF_K'}, lead {ld or 'off'}, literal IDF {idf if idf is not None else 'off'}, max sessions "
                           f"{cap if cap is not None else 'off'}{' (depth)' if DEPTH_SWEEP else ''}: half A kinds below keyword at R@5 "
                           f"{len(below)} {below}, hybrid R@5 {figure['r5']:.3f}, MRR {figure['rr']:.3f} (summed over the sets)",
                           flush=True)
@@ -418,13 +507,14 @@ def main() -> int:
                 rank = (-len(below), figure["r5"], figure["rr"], idf if idf is not None else -1.0,
                         cap if cap is not None else float("inf"))
                 if chosen is None or rank > chosen[0]:
-                    chosen = (rank, w, idf, cap, results, vk, ld)
-        _, w, idf, cap, results, vk, ld = chosen
+                    chosen = (rank, w, idf, cap, results, vk, ld, fk, fs, fr)
+        _, w, idf, cap, results, vk, ld, fk, fs, fr = chosen
+        vector_query.FLAT_K, FLAT_SEPARATION, FLAT_RULE = fk, fs, fr
         guarded(idf, cap)
         sharpen(vk)
         lead_guard(ld)
-        out.update(weight=w, vector_k=vk, lead=ld, literal_idf=idf, literal_max_sessions=cap, sweep=sweep)
-        print(f"\nlane weight {w}, vector K {vk or 'RRF_K'}, literal IDF {idf if idf is not None else 'off'}, "
+        out.update(weight=w, vector_k=vk, lead=ld, flat_k=fk, flat_separation=fs, flat_rule=fr, literal_idf=idf, literal_max_sessions=cap, sweep=sweep)
+        print(f"\nlane weight {w}, flat K {fk or 'off'} ({fr}, separation {fs}), vector K {vk or 'RRF_K'}, literal IDF {idf if idf is not None else 'off'}, "
               f"max sessions {cap if cap is not None else 'off'}" + (" (chosen on half A)" if tuning else "") + "\n")
         for set_name, (_, _, kinds, _) in sets.items():
             res = results[set_name]
@@ -447,9 +537,11 @@ def main() -> int:
             for rows in res.values():
                 for r in rows:
                     q = r["query"]
-                    moved = (r["keyword"].first or 99) != (r["hybrid"].first or 99)
+                    moved = ((r["keyword"].first or 99) != (r["hybrid"].first or 99)
+                             or (r["keyword"].r5, r["keyword"].r10) != (r["hybrid"].r5, r["hybrid"].r10))
                     if (args.misses and r["hybrid"].r5 < 1.0) or (args.changes and moved):
-                        print(f"- {set_name} [{q.kind}, {of[half_key(q)]}] {q.text!r} -> {q.relevant}: "
+                        print(f"- {set_name} [{q.kind}, {of[half_key(q)]}, {r['separation']}] "
+                              f"{q.text!r} -> {q.relevant}: "
                               + "; ".join(f"{s} {r[s].first or '>10'} {r[s + '_top']}" for s in systems))
         for lib in libs.values():
             lib.conn.close()

@@ -736,9 +736,16 @@ def messages_ranked(lane: list[LaneHit], items_found: set | None = None) -> Rank
     return Ranked("messages", weight, keys, list(lane), gate)
 
 
-def vectors_ranked(near) -> Ranked:
-    """The semantic lane's session order (query/vectors.py VectorHits), at its configured weight."""
-    return Ranked(VECTORS, getattr(near, "weight", 0.0), [(x.source, x.session_id) for x in near], list(near))
+def vectors_ranked(near, messages=None) -> Ranked:
+    """The semantic lane's session order (query/vectors.py VectorHits), at its configured weight.
+    Its shares follow the curve the lane chooses for the query from the messages lane's answer
+    (`messages`; query/vectors.py flat_curve(): weight / (K + rank)), through the per-session gate."""
+    keys = [(x.source, x.session_id) for x in near]
+    k = near.curve(messages) if hasattr(near, "curve") else RRF_K
+    gate = None if k == RRF_K else {key: (RRF_K + r) / (k + r) for r, key in enumerate(keys, start=1)}
+    ranked = Ranked(VECTORS, getattr(near, "weight", 0.0), keys, list(near), gate)
+    ranked.rrf_k = k
+    return ranked
 
 
 def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain: bool = False,
@@ -807,7 +814,8 @@ def _why(entry: dict, lanes: Sequence[Ranked]) -> dict:
     vectors = next((lane for lane in lanes if lane.name == VECTORS), None)
     if vectors is not None:
         near = vectors.shown[entry["ranks"][VECTORS] - 1] if VECTORS in entry["ranks"] else None
-        out.update(vectors_weight=vectors.weight, vectors_rank=entry["ranks"].get(VECTORS))
+        out.update(vectors_weight=vectors.weight, vectors_rank=entry["ranks"].get(VECTORS),
+                   vectors_rrf_k=getattr(vectors, "rrf_k", RRF_K))
         if "kept_below" in entry:  # held below a literal match of the query (query/vectors.py)
             out.update(kept_below_literal_match=entry["kept_below"])
         if near is not None and hasattr(near, "similarity"):
@@ -827,7 +835,7 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
                         time_budget_ms=time_budget_ms, engine=engine) if "messages" in lanes else Hits()
     near = vectors_lane() if vectors_lane is not None and VECTORS in lanes else ()
     notes = (near.off,) if getattr(near, "off", None) else ()
-    ranked = [messages_ranked(lane)] + ([vectors_ranked(near)] if near else [])
+    ranked = [messages_ranked(lane)] + ([vectors_ranked(near, lane)] if near else [])
     arrange = near.literal_guard(lane) if near else None  # literal matches keep their place (query/vectors.py)
     if "items" not in lanes:
         hits = Hits(fuse(conn, ranked, limit, explain=explain, arrange=arrange))

@@ -56,6 +56,10 @@ class VectorHits(Hits):
 
     count_sessions = None  # counts the sessions within the search's filters, up to n (set by the lane)
 
+    def curve(self, messages) -> int:
+        """The reciprocal-rank constant of this lane's shares for this query (see flat_curve())."""
+        return flat_curve(messages, self.count_sessions)
+
     def literal_guard(self, messages):
         """The fusion's rearrangement for this lane (fused.fuse's `arrange`), or None: see
         keep_literal_matches(). `messages` is the messages lane's answer (its terms per session)."""
@@ -241,6 +245,22 @@ def literal_guard(messages, count_sessions):
     stands). `count_sessions(n)` counts the sessions within the search's filters, up to n."""
     if not LITERAL_GUARD or not messages:
         return None
+    held, literals = literal_terms(messages, count_sessions)
+    if not literals:
+        return None
+
+    def arrange(order: list[dict], lanes: list[str], limit: int) -> list[dict]:
+        return keep_literal_matches(order, lanes, limit, held, literals)
+
+    return arrange
+
+
+def literal_terms(messages, count_sessions) -> tuple[dict, dict]:
+    """(each session's terms of the query, as the messages lane found them; each session's literal
+    terms of the query, for the sessions holding any): a literal term is a name of the query or a
+    word of IDF at least LITERAL_IDF over the sessions within the search's filters."""
+    if not messages:
+        return {}, {}
     held = getattr(messages, "held", None) or {}
     names = set(getattr(messages, "names", ()))
     capped = set(messages[0].capped)
@@ -257,14 +277,7 @@ def literal_guard(messages, count_sessions):
         sessions = count_sessions(needed)
         literal |= {t for t, n in rare.items() if bm25.idf(sessions, min(n, sessions)) >= LITERAL_IDF}
     literals = {key: frozenset(literal.intersection(terms)) for key, terms in held.items()}
-    literals = {key: terms for key, terms in literals.items() if terms}
-    if not literals:
-        return None
-
-    def arrange(order: list[dict], lanes: list[str], limit: int) -> list[dict]:
-        return keep_literal_matches(order, lanes, limit, held, literals)
-
-    return arrange
+    return held, {key: terms for key, terms in literals.items() if terms}
 
 
 def keep_literal_matches(order: list[dict], lanes: list[str], limit: int, held: dict, literals: dict) -> list[dict]:
@@ -301,6 +314,40 @@ def keep_literal_matches(order: list[dict], lanes: list[str], limit: int, held: 
 
 
 _NONE = frozenset()
+
+
+# Where the keyword lanes cannot tell sessions apart, the vectors decide (flat_curve()). The lane's
+# share of a session at rank r is weight / (K + r) in the fusion; at the fusion's own K (RRF_K, 60)
+# the curve is nearly flat over a conversation's 30 sessions (1/61 against 1/72 for ranks 1 and
+# 12), so the vectors' first place counted little against the keyword lanes' accidental order of
+# sessions that all hold the speakers' names (`what is the name of the dog Lucía took in`: vectors
+# 1st, hybrid 9th). A query none of whose terms is literal in any session's transcript (no name of
+# the query, no word of IDF LITERAL_IDF or more among the sessions searched: what the literal guard
+# reads) has keyword evidence that cannot tell sessions apart, and there the vector lane's share is
+# weight / (FLAT_K + rank). A query with a literal term keeps the fusion's curve, so the keyword
+# order stands where the keyword lanes can tell: the sessions that hold the term, and the second
+# session of a two-session question, which holds the same words (a sharper curve for every query
+# put the vectors' next neighbours before it: chat_multi R@5 0.875 -> 0.625).
+# Chosen on half A of benchmarks/retrieval (semantic.py --flat-k; README, 2026-12-02, branch
+# hybridflat): minilm with 400-character windows, weight 0.5: chats R@10 0.570 -> 0.836 (half B
+# 0.578 -> 0.859), no kind of the three sets below keyword alone; FLAT_K 2 and 5 tie, 10 gives
+# 0.789. Tried and dropped: a per-query switch on the messages lane's separation (its best against
+# its 10th; the same chats, long_fact half B 0.886 -> 0.857). None: off.
+FLAT_K: int | None = 2
+
+
+def flat_curve(messages, count_sessions=None) -> int:
+    """The vector lane's reciprocal-rank constant for a query: FLAT_K when no session's transcript
+    holds a literal term of the query (literal_terms(): the messages lane's answer, `messages`,
+    and the sessions within the search's filters, counted by `count_sessions`), else the fusion's
+    RRF_K."""
+    from jezero.query.fused import RRF_K
+
+    if FLAT_K is None:
+        return RRF_K
+    if messages and count_sessions is not None and literal_terms(messages, count_sessions)[1]:
+        return RRF_K
+    return FLAT_K
 
 
 def lane_weight(weight: float, similarities: list[float]) -> float:
