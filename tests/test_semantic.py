@@ -108,7 +108,7 @@ def test_a_run_writes_each_items_vectors_and_windows_and_records_the_model(tmp_p
     assert c["library"] == c["items"] == c["state"] == 2 and c["behind"] == 0
     assert c["windows"] == c["window_rows"] >= 2
     conn = open_readonly(cfg.library_path())
-    assert stored.recorded(conn) == stored.Model("hashing", "hashing-v1-256", 256)
+    assert stored.recorded(conn) == stored.Model("hashing", "hashing-v1-256", 256, stored.LAYOUT, stored.WINDOW_CHARS)
     conn.close()
 
 
@@ -244,6 +244,32 @@ def test_vectors_in_the_first_layout_are_refused_until_embed(tmp_path, plugins_i
     assert embed_library(cfg).embedded == 1
     hits = find(cfg, "db ci vm")
     assert not hits.notes and hits[0]["session_id"] == "a"
+
+
+def test_windows_of_another_length_are_refused_until_embed(tmp_path, plugins_in, monkeypatch):
+    """The library records the length its message windows were cut at (WINDOW_CHARS); one cut at
+    another length (or recording none: cut before it was recorded, at OLD_WINDOW_CHARS) is refused
+    as another model's is, naming `jezero embed`, and a run writes items without vectors; embed
+    cuts and embeds every item again."""
+    cfg = config(tmp_path)
+    session(tmp_path, "local", "a", "ci db go vm ok", "yes")
+    ingest(cfg)
+    conn = open_readonly(cfg.library_path())
+    assert stored.recorded(conn).windows == stored.WINDOW_CHARS
+    conn.close()
+    monkeypatch.setattr(stored, "WINDOW_CHARS", stored.WINDOW_CHARS + 100)
+    notes = find(cfg, "db ci vm").notes
+    assert any(f"cut at up to {stored.WINDOW_CHARS - 100} characters, now {stored.WINDOW_CHARS}" in n
+               and "jezero embed" in n for n in notes)
+    session(tmp_path, "local", "b", "a second session", "done")
+    ingest(cfg)
+    assert counts(cfg.library_path())["behind"] == 1
+    assert embed_library(cfg).embedded == 2
+    hits = find(cfg, "db ci vm")
+    assert not hits.notes and hits[0]["session_id"] == "a"
+    with Store(cfg.library_path()) as store:  # as a library embedded before the length was recorded
+        store.db.execute("DELETE FROM meta WHERE key = ?", (stored.META_WINDOWS,))
+    assert (stored.OLD_WINDOW_CHARS != stored.WINDOW_CHARS) == bool(find(cfg, "db ci vm").notes)
 
 
 def test_the_lane_finds_what_the_keyword_lanes_cannot_and_explains_each_rank(tmp_path, plugins_in):

@@ -20,6 +20,7 @@ Imported only when the lane is on: it brings numpy, sqlite-vec and the plugin ho
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ class VectorLane:
         if found is None or not stored.has_tables(conn):
             return "the semantic lane is off: the library has no vectors yet (run `jezero embed`)"
         wanted = stored.model_of(self.config.embedder, embedder)
-        if (found.model_id, found.dimension, found.layout) != (wanted.model_id, wanted.dimension, wanted.layout):
+        if found != dataclasses.replace(wanted, embedder=found.embedder):  # the model, layout and windows
             return "the semantic lane is off: " + stored.mismatch(found, wanted)
         return None
 

@@ -59,6 +59,11 @@ WINDOW_BITS = "window_bits"
 OLD_TABLES = ("item_vectors", "window_vectors")
 META_EMBEDDER, META_MODEL, META_DIMENSION = "semantic_embedder", "semantic_model_id", "semantic_dimension"
 META_LAYOUT, META_CENTRE, META_CENTRED_AT = "semantic_layout", "semantic_centre", "semantic_centred_at"
+# The windows' length the library's message windows were cut at (WINDOW_CHARS when embedded); a
+# library that records none was cut at OLD_WINDOW_CHARS. Windows of another length are not the
+# same vectors: the lane refuses them as it does another model's, until `jezero embed`.
+META_WINDOWS = "semantic_window_chars"
+OLD_WINDOW_CHARS = 1200
 # 2: float vectors in plain tables, bits in vec0. A library in another layout is embedded again.
 LAYOUT = 2
 # The centre is taken again when the vectors reach each of these counts (items and windows
@@ -88,6 +93,7 @@ class Model:
     model_id: str
     dimension: int
     layout: int = LAYOUT
+    windows: int = OLD_WINDOW_CHARS  # WINDOW_CHARS when the library's windows were cut
 
 
 _loaded: "weakref.WeakSet[apsw.Connection]" = weakref.WeakSet()  # connections with sqlite-vec in them
@@ -107,19 +113,23 @@ def load_extension(conn: apsw.Connection) -> None:
 
 def recorded(conn: apsw.Connection) -> Model | None:
     """The model the library's vectors come from, or None when it has none yet."""
-    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?, ?, ?)",
-                             (META_EMBEDDER, META_MODEL, META_DIMENSION, META_LAYOUT)).fetchall())
+    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?, ?, ?, ?)",
+                             (META_EMBEDDER, META_MODEL, META_DIMENSION, META_LAYOUT, META_WINDOWS)).fetchall())
     if META_MODEL not in rows:
         return None
     return Model(rows.get(META_EMBEDDER, ""), rows[META_MODEL], int(rows.get(META_DIMENSION, 0)),
-                 int(rows.get(META_LAYOUT, 1)))
+                 int(rows.get(META_LAYOUT, 1)), int(rows.get(META_WINDOWS, OLD_WINDOW_CHARS)))
 
 
 def model_of(name: str, embedder) -> Model:
-    return Model(name, str(embedder.model_id), int(embedder.dimension))
+    return Model(name, str(embedder.model_id), int(embedder.dimension), LAYOUT, WINDOW_CHARS)
 
 
 def mismatch(stored: Model, wanted: Model) -> str:
+    if ((stored.model_id, stored.dimension, stored.layout) == (wanted.model_id, wanted.dimension, wanted.layout)
+            and stored.windows != wanted.windows):
+        return (f"the library's message windows were cut at up to {stored.windows} characters, now "
+                f"{wanted.windows}; run `jezero embed` to embed the library again")
     if (stored.model_id, stored.dimension) == (wanted.model_id, wanted.dimension):
         return (f"the library's vectors are stored in an older layout ({stored.layout}, now {wanted.layout}); "
                 "run `jezero embed` to embed the library again")
@@ -156,7 +166,8 @@ def adopt(db: apsw.Connection, model: Model) -> None:
                    "+item_id INTEGER)")
         db.execute("DELETE FROM meta WHERE key IN (?, ?)", (META_CENTRE, META_CENTRED_AT))
         for key, value in ((META_EMBEDDER, model.embedder), (META_MODEL, model.model_id),
-                           (META_DIMENSION, str(dims)), (META_LAYOUT, str(model.layout))):
+                           (META_DIMENSION, str(dims)), (META_LAYOUT, str(model.layout)),
+                           (META_WINDOWS, str(model.windows))):
             db.execute("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                        (key, value))
 
