@@ -167,6 +167,12 @@ class SemanticConfig(_Section):
     # distances rank them. 50 found what 100 did (the lane hands the fusion 50 sessions) at half
     # the scan's cost.
     k: int = Field(50, ge=10, le=1000)
+    # The vector lane's reciprocal-rank constant for a query no session holds a literal term of
+    # (query/vectors.py flat_curve(): the vectors decide where the keyword lanes cannot tell
+    # sessions apart); None: the fusion's own (60) for every query. Off by default: with
+    # minilm-static it put long_fact below keyword alone; with minilm, 2 took the chats' R@10 from
+    # 0.570 to 0.836 (benchmarks/retrieval/README.md, 2026-12-02, branch hybridflat).
+    flat_k: int | None = Field(None, ge=1, le=1000)
 
     @field_validator("options")
     @classmethod

@@ -1,7 +1,7 @@
-"""The semantic lane's curve where the keyword evidence is flat (query/vectors.py FLAT_K): a query
+"""The semantic lane's curve where the keyword evidence is flat (`[semantic] flat_k`, query/vectors.py flat_curve()): a query
 whose keyword lanes cannot tell the sessions apart (every session of the conversation holds the
 speakers' names, nothing else of the query is said) is ordered by the vectors, whose shares then
-follow weight / (FLAT_K + rank); a query whose keyword lanes clearly separate their best session
+follow weight / (flat_k + rank); a query whose keyword lanes clearly separate their best session
 keeps the fusion's own curve (RRF_K), so the keyword order stands. A real library ingested
 through the connector, with the hashing test embedder (hashed words and trigrams: `puppies` is near
 `puppy` through the words' fragments, which no keyword lane matches)."""
@@ -28,6 +28,7 @@ TOPICS = ["the weather turned cold and grey", "a new bakery opened near the stat
 
 FLAT = "maya and sam adoption of a puppy this weekend"
 CLEAR = "where is the anniversary dinner for maya and sam"
+FLAT_K = 2
 
 
 def library(tmp_path):
@@ -35,7 +36,7 @@ def library(tmp_path):
     one everyday thing, most of them `this weekend` (the keyword lanes' order of them is an
     accident). `pups` says they got two puppies from the shelter this weekend (no word
     of FLAT but the names and the weekend); `anniv` books the anniversary dinner (CLEAR's words)."""
-    cfg = config(tmp_path, k=10)
+    cfg = config(tmp_path, k=10, flat_k=FLAT_K)
     for i, topic in enumerate(TOPICS):
         weekend = "this weekend" if i % 3 else ""  # in 19 of the 30 sessions: not a literal term
         session(tmp_path, "local", f"s{i:02d}", f"maya and sam: {topic} {weekend}", f"sam said {topic} to maya",
@@ -65,21 +66,22 @@ def curve(cfg, query) -> int:
         conn.close()
 
 
-def test_where_the_keyword_lanes_cannot_tell_sessions_apart_the_vectors_decide(tmp_path, plugins_in, monkeypatch):
+def test_where_the_keyword_lanes_cannot_tell_sessions_apart_the_vectors_decide(tmp_path, plugins_in):
     cfg = library(tmp_path)
-    assert curve(cfg, FLAT) == vectors.FLAT_K < fused.RRF_K  # no session holds a literal term of it
+    assert curve(cfg, FLAT) == FLAT_K < fused.RRF_K  # no session holds a literal term of it
     keyword = order(find(cfg, FLAT, lanes=["items", "messages"]))
     near = order(find(cfg, FLAT, lanes=["vectors"]))
     assert "pups" in near[:2] and "pups" not in keyword[:5]
     hybrid = find(cfg, FLAT, explain=True)
     assert order(hybrid)[:2] == near[:2]  # the vectors' first two, ahead of the keyword lanes' accidents
-    assert all(h["explain"]["fusion"]["vectors_rrf_k"] == vectors.FLAT_K for h in hybrid)
+    assert all(h["explain"]["fusion"]["vectors_rrf_k"] == FLAT_K for h in hybrid)
     # the fixture is one the rule decides: at the fusion's own curve the vectors' place counts little
-    monkeypatch.setattr(vectors, "FLAT_K", None)
-    assert "pups" not in order(find(cfg, FLAT))[:5]
+    off = cfg.model_copy(update={"semantic": cfg.semantic.model_copy(update={"flat_k": None})})
+    assert curve(off, FLAT) == fused.RRF_K
+    assert "pups" not in order(find(off, FLAT))[:5]
 
 
-def test_where_the_keyword_lanes_separate_their_best_the_fusion_keeps_its_curve(tmp_path, plugins_in, monkeypatch):
+def test_where_the_keyword_lanes_separate_their_best_the_fusion_keeps_its_curve(tmp_path, plugins_in):
     cfg = library(tmp_path)
     assert curve(cfg, CLEAR) == fused.RRF_K  # `anniversary`: one session of 30 holds it
     keyword = order(find(cfg, CLEAR, lanes=["items", "messages"]))
@@ -87,5 +89,5 @@ def test_where_the_keyword_lanes_separate_their_best_the_fusion_keeps_its_curve(
     hybrid = find(cfg, CLEAR, explain=True)
     assert order(hybrid)[0] == "anniv"
     assert hybrid[0]["explain"]["fusion"]["vectors_rrf_k"] == fused.RRF_K
-    monkeypatch.setattr(vectors, "FLAT_K", None)
-    assert order(find(cfg, CLEAR)) == order(hybrid)  # unchanged: the rule did not apply
+    off = cfg.model_copy(update={"semantic": cfg.semantic.model_copy(update={"flat_k": None})})
+    assert order(find(off, CLEAR)) == order(hybrid)  # unchanged: the rule did not apply

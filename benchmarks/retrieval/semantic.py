@@ -24,6 +24,16 @@ WINDOW_CHARS (the model id does not say it, so give such a run a --keep folder o
 `--vector-k K,...` is an experiment on the fusion: the vector lane's share of a session at rank r
 becomes weight / (K + r) instead of weight / (60 + r) (query/fused.py's RRF_K), tuned on half A
 with the other constants.
+    .venv/bin/python benchmarks/retrieval/semantic.py --embedder minilm --window-chars 400 --keep /tmp/full400 --flat-k off,2,5 --flat-rule literal,separation --flat-sep 0.3,0.5 --noise 1 --changes
+
+`--flat-k K,...` sweeps `[semantic] flat_k` (query/vectors.py: the vector lane's share at weight / (K + rank)
+for a query no session holds a literal term of; 'off': the fusion's own curve everywhere);
+`--flat-rule separation` or `both` are experiments on when a query counts as flat (its messages
+lane's best session less than `--flat-sep` above its 10th, (best - 10th) / best; or either).
+`--noise 1` lets a kind lose one question's worth (R@5 and R@10) before it counts as below keyword.
+`--changes` also prints each such query's messages-lane separation, whether a session holds a
+literal term of it and the curve's K. Query vectors are embedded once per run and reused by every
+variant.
     .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --unguarded
     .venv/bin/python benchmarks/retrieval/semantic.py --pad 0,2000,10000 --keep /tmp/libs --literal-depth off,1,3,5
 
@@ -266,7 +276,7 @@ SEPARATION: list[str | None] = [None]  # the last hybrid search's curve and evid
 # --flat-rule: an experiment on query/vectors.py's flat_curve (not in the library). "literal" is the
 # library's own (flat: no session holds a literal term of the query); "separation": flat when the
 # messages lane's best session scores less than FLAT_SEPARATION above its 10th ((best - 10th) /
-# best); "both": either.
+# best); "both": either; "and": both at once.
 FLAT_RULE = "literal"
 FLAT_SEPARATION = 0.5
 _FLAT_CURVE = vector_query.flat_curve
@@ -281,14 +291,16 @@ def keyword_separation(messages) -> float:
     return max(0.0, (scores[0] - scores[min(10, len(scores)) - 1]) / scores[0])
 
 
-def _flat_curve(messages, count_sessions=None):
-    literal = _FLAT_CURVE(messages, count_sessions)
-    if FLAT_RULE == "literal" or vector_query.FLAT_K is None:
+def _flat_curve(messages, count_sessions=None, flat_k=None):
+    literal = _FLAT_CURVE(messages, count_sessions, flat_k)
+    if FLAT_RULE == "literal" or flat_k is None:
         return literal
     separated = keyword_separation(messages) >= FLAT_SEPARATION
     if FLAT_RULE == "separation":
-        return _fused.RRF_K if separated else vector_query.FLAT_K
-    return vector_query.FLAT_K if literal == vector_query.FLAT_K or not separated else _fused.RRF_K
+        return _fused.RRF_K if separated else flat_k
+    if FLAT_RULE == "and":  # flat only when no session holds a literal term and the lane does not separate
+        return flat_k if literal == flat_k and not separated else _fused.RRF_K
+    return flat_k if literal == flat_k or not separated else _fused.RRF_K
 
 
 vector_query.flat_curve = _flat_curve
@@ -298,7 +310,9 @@ _CURVE = VectorLaneHits.curve
 def _recorded_curve(self, messages):
     k = _CURVE(self, messages)
     literal = bool(vector_query.literal_terms(messages, self.count_sessions)[1]) if self.count_sessions else False
-    SEPARATION[0] = f"sep {keyword_separation(messages):.2f}{' literal' if literal else ''} K {k}"
+    sims = [h.similarity for h in self]
+    margin = (f" sims {sims[0]:.3f}/{sims[1]:.3f}/{sims[min(9, len(sims) - 1)]:.3f}" if len(sims) > 1 else "")
+    SEPARATION[0] = f"sep {keyword_separation(messages):.2f}{' literal' if literal else ''} K {k}{margin}"
     return k
 
 
@@ -378,7 +392,7 @@ def main() -> int:
                         help="comma-separated ratios, tuned on half A: an experiment, the sessions the messages lane "
                              "scores at least that many times its 10th session's score come first ('off': none)")
     parser.add_argument("--flat-k", default="",
-                        help="comma-separated FLAT_K values (query/vectors.py: the vector lane's reciprocal-rank "
+                        help="comma-separated [semantic] flat_k values (query/vectors.py: the vector lane's reciprocal-rank "
                              "constant where the keyword evidence is flat; 'off': none), tuned on half A")
     parser.add_argument("--flat-sep", default="",
                         help="comma-separated FLAT_SEPARATION values (with --flat-rule separation or both), tuned on half A")
@@ -458,7 +472,7 @@ def main() -> int:
         sweep = []
         chosen = None
         fks = ([None if v.strip() in ("off", "none") else int(v) for v in args.flat_k.split(",")]
-               if args.flat_k else [vector_query.FLAT_K])
+               if args.flat_k else [SemanticConfig().flat_k])
         fss = [float(v) for v in args.flat_sep.split(",")] if args.flat_sep else [FLAT_SEPARATION]
         frs = args.flat_rule.split(",") if args.flat_rule else [FLAT_RULE]
         tuning = (len(weights) * len(idfs) * len(caps) * len(args.vector_k.split(",")) * len(args.lead.split(","))
@@ -471,10 +485,10 @@ def main() -> int:
                   for fs in (fss if fk is not None and fr != "literal" else fss[:1])]
         for w, cap, vk, ld, fk, fs, fr in combos:
             VECTOR_K, LEAD = vk, ld
-            vector_query.FLAT_K, FLAT_SEPARATION, FLAT_RULE = fk, fs, fr
+            FLAT_SEPARATION, FLAT_RULE = fs, fr
             sharpen(vk)
             lead_guard(ld)
-            lane = VectorLane(base.model_copy(update={"weight": w}))
+            lane = VectorLane(base.model_copy(update={"weight": w, "flat_k": fk}))
             guarded(vector_query.LITERAL_IDF, cap)
             for idf in idfs:
                 results = {set_name: run(libs[set_name], lane, queries, scoped, systems, idf)
@@ -509,7 +523,7 @@ def main() -> int:
                 if chosen is None or rank > chosen[0]:
                     chosen = (rank, w, idf, cap, results, vk, ld, fk, fs, fr)
         _, w, idf, cap, results, vk, ld, fk, fs, fr = chosen
-        vector_query.FLAT_K, FLAT_SEPARATION, FLAT_RULE = fk, fs, fr
+        FLAT_SEPARATION, FLAT_RULE = fs, fr
         guarded(idf, cap)
         sharpen(vk)
         lead_guard(ld)

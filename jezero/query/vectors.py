@@ -56,10 +56,11 @@ class VectorHits(Hits):
     weight: float = 0.0  # its weight in the fusion
 
     count_sessions = None  # counts the sessions within the search's filters, up to n (set by the lane)
+    flat_k: int | None = None  # the lane's curve where the keyword evidence is flat ([semantic] flat_k)
 
     def curve(self, messages) -> int:
         """The reciprocal-rank constant of this lane's shares for this query (see flat_curve())."""
-        return flat_curve(messages, self.count_sessions)
+        return flat_curve(messages, self.count_sessions, self.flat_k)
 
     def literal_guard(self, messages):
         """The fusion's rearrangement for this lane (fused.fuse's `arrange`), or None: see
@@ -125,6 +126,7 @@ class VectorLane:
         for (src, session_id), (distance, item_id, window_id) in list(best.items())[:limit]:
             out.append(VectorHit(item_id, src, session_id, len(out) + 1, 1.0 - distance * distance / 2.0, window_id))
         out.weight = lane_weight(self.config.weight, [h.similarity for h in out])
+        out.flat_k = self.config.flat_k
         out.count_sessions = lambda up_to: _count_sessions(conn, up_to, sources=sources, source=source,
                                                            project=project, since=since)
         return out
@@ -325,30 +327,34 @@ _NONE = frozenset()
 # 1st, hybrid 9th). A query none of whose terms is literal in any session's transcript (no name of
 # the query, no word of IDF LITERAL_IDF or more among the sessions searched: what the literal guard
 # reads) has keyword evidence that cannot tell sessions apart, and there the vector lane's share is
-# weight / (FLAT_K + rank). A query with a literal term keeps the fusion's curve, so the keyword
+# weight / (flat_k + rank). A query with a literal term keeps the fusion's curve, so the keyword
 # order stands where the keyword lanes can tell: the sessions that hold the term, and the second
 # session of a two-session question, which holds the same words (a sharper curve for every query
 # put the vectors' next neighbours before it: chat_multi R@5 0.875 -> 0.625).
-# Chosen on half A of benchmarks/retrieval (semantic.py --flat-k; README, 2026-12-02, branch
-# hybridflat): minilm with 400-character windows, weight 0.5: chats R@10 0.570 -> 0.836 (half B
-# 0.578 -> 0.859), no kind of the three sets below keyword alone; FLAT_K 2 and 5 tie, 10 gives
-# 0.789. Tried and dropped: a per-query switch on the messages lane's separation (its best against
-# its 10th; the same chats, long_fact half B 0.886 -> 0.857). None: off.
-FLAT_K: int | None = 2
+# The constant is `[semantic] flat_k` (config.py; None, the default: off). Measured on half A of
+# benchmarks/retrieval (semantic.py --flat-k; README, 2026-12-02, branch hybridflat): with minilm at
+# 400-character windows and weight 0.5, 2 takes the chats' R@10 from 0.570 to 0.836 (half B 0.578
+# -> 0.859) with no kind of the three sets below keyword alone beyond one question (1, 2, 3 tie on
+# A; 5 ties on R@10, 10 and 20 lower); at 1,200-character windows 0.617 -> 0.742. With
+# minilm-static it puts long_fact (R@10 1.000 -> 0.929-0.943) and chat_time below keyword alone:
+# the static table's vectors are not good enough to decide, so the default stays off. Tried and
+# dropped: a switch on the messages lane's separation (its best against its 10th) instead of, or
+# with, the literal terms (no better on A for minilm, one more constant; for minilm-static it kept
+# "what breed is my dog" but still lost long_fact at R@10).
 
 
-def flat_curve(messages, count_sessions=None) -> int:
-    """The vector lane's reciprocal-rank constant for a query: FLAT_K when no session's transcript
-    holds a literal term of the query (literal_terms(): the messages lane's answer, `messages`,
-    and the sessions within the search's filters, counted by `count_sessions`), else the fusion's
-    RRF_K."""
+def flat_curve(messages, count_sessions=None, flat_k: int | None = None) -> int:
+    """The vector lane's reciprocal-rank constant for a query: `flat_k` when it is set and no
+    session's transcript holds a literal term of the query (literal_terms(): the messages lane's
+    answer, `messages`, and the sessions within the search's filters, counted by
+    `count_sessions`), else the fusion's RRF_K."""
     from jezero.query.fused import RRF_K
 
-    if FLAT_K is None:
+    if flat_k is None:
         return RRF_K
     if messages and count_sessions is not None and literal_terms(messages, count_sessions)[1]:
         return RRF_K
-    return FLAT_K
+    return flat_k
 
 
 def lane_weight(weight: float, similarities: list[float]) -> float:
