@@ -272,6 +272,27 @@ def test_windows_of_another_length_are_refused_until_embed(tmp_path, plugins_in,
     assert (stored.OLD_WINDOW_CHARS != stored.WINDOW_CHARS) == bool(find(cfg, "db ci vm").notes)
 
 
+def test_the_windows_length_of_the_config_is_recorded_and_a_change_needs_embed(tmp_path, plugins_in):
+    """`[semantic] window_chars`: the windows are cut at that length and the library records it; a
+    config asking another length finds the lane off (naming `jezero embed`) until embed cuts and
+    embeds every item again at the new length."""
+    cfg = config(tmp_path)
+    session(tmp_path, "local", "a", "ci db go vm ok " + "the deploy log says the disk is full " * 30, "yes")
+    ingest(cfg)
+    before = counts(cfg.library_path())["windows"]
+    short = config(tmp_path, window_chars=300)
+    assert any("cut at up to 1200 characters, now 300" in n and "jezero embed" in n
+               for n in find(short, "db ci vm").notes)
+    assert embed_library(short).embedded == 1
+    conn = open_readonly(cfg.library_path())
+    assert stored.recorded(conn).windows == 300
+    conn.close()
+    assert counts(cfg.library_path())["windows"] > before
+    hits = find(short, "db ci vm")
+    assert not hits.notes and hits[0]["session_id"] == "a"
+    assert any("now 1200" in n for n in find(cfg, "db ci vm").notes)  # now the default is the stranger
+
+
 def test_the_lane_finds_what_the_keyword_lanes_cannot_and_explains_each_rank(tmp_path, plugins_in):
     """Words under three characters are not searchable by the keyword lanes; the hashing
     embedder sees them, which stands in here for a paraphrase."""

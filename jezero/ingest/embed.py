@@ -65,7 +65,8 @@ def embed_library(config: Config, *, batch: int = DEFAULT_BATCH,
             embedder = vectors.build_embedder(config.semantic)
             vectors.load_extension(db)
             previous = vectors.recorded(db)
-            writer = vectors.VectorWriter(db, config.semantic.embedder, embedder, replace_model=True)
+            writer = vectors.VectorWriter(db, config.semantic.embedder, embedder, replace_model=True,
+                                          window_chars=config.semantic.window_chars)
             report = EmbedReport(writer.model.embedder, writer.model.model_id, writer.model.dimension,
                                  lane_enabled=config.semantic.enabled)
             if previous is not None and previous.model_id != writer.model.model_id:

@@ -80,7 +80,8 @@ def _attach_vectors(store: Store, config: Config) -> None:
     from jezero.store import vectors
 
     try:
-        store.vectors = vectors.VectorWriter(store.db, config.semantic.embedder, vectors.build_embedder(config.semantic))
+        store.vectors = vectors.VectorWriter(store.db, config.semantic.embedder, vectors.build_embedder(config.semantic),
+                                             window_chars=config.semantic.window_chars)
     except (LookupError, EmbedderNotReady, vectors.ModelMismatch) as e:
         log.warning("semantic lane: no vectors written this run: %s", e)
 

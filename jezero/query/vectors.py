@@ -98,7 +98,7 @@ class VectorLane:
         found = stored.recorded(conn)
         if found is None or not stored.has_tables(conn):
             return "the semantic lane is off: the library has no vectors yet (run `jezero embed`)"
-        wanted = stored.model_of(self.config.embedder, embedder)
+        wanted = stored.model_of(self.config.embedder, embedder, self.config.window_chars)
         if found != dataclasses.replace(wanted, embedder=found.embedder):  # the model, layout and windows
             return "the semantic lane is off: " + stored.mismatch(found, wanted)
         return None

@@ -121,8 +121,9 @@ def recorded(conn: apsw.Connection) -> Model | None:
                  int(rows.get(META_LAYOUT, 1)), int(rows.get(META_WINDOWS, OLD_WINDOW_CHARS)))
 
 
-def model_of(name: str, embedder) -> Model:
-    return Model(name, str(embedder.model_id), int(embedder.dimension), LAYOUT, WINDOW_CHARS)
+def model_of(name: str, embedder, window_chars: int | None = None) -> Model:
+    """The model a library embedded with this embedder and windows (None: WINDOW_CHARS) records."""
+    return Model(name, str(embedder.model_id), int(embedder.dimension), LAYOUT, window_chars or WINDOW_CHARS)
 
 
 def mismatch(stored: Model, wanted: Model) -> str:
@@ -205,8 +206,10 @@ def item_text(title: str, summary: str, questions: list[str], atoms: list[dict])
     return "\n".join([title, summary, *questions, *(a.get("text", "") for a in atoms)])
 
 
-def windows(messages: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
-    """(first_seq, last_seq, text) windows over stored messages given as (seq, role, text)."""
+def windows(messages: list[tuple[int, str, str]], chars: int | None = None) -> list[tuple[int, int, str]]:
+    """(first_seq, last_seq, text) windows over stored messages given as (seq, role, text), each up
+    to `chars` characters (None: WINDOW_CHARS)."""
+    chars = chars or WINDOW_CHARS
     out: list[tuple[int, int, str]] = []
     first = last = None
     parts: list[str] = []
@@ -224,12 +227,12 @@ def windows(messages: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
             text = text[:TOOL_WINDOW_CHARS]
         if not text:
             continue
-        if len(text) > WINDOW_CHARS:
+        if len(text) > chars:
             flush()
-            for start in range(0, min(len(text), WINDOW_CHARS * MAX_PIECES), WINDOW_CHARS):
-                out.append((seq, seq, text[start:start + WINDOW_CHARS]))
+            for start in range(0, min(len(text), chars * MAX_PIECES), chars):
+                out.append((seq, seq, text[start:start + chars]))
             continue
-        if size + len(text) > WINDOW_CHARS:
+        if size + len(text) > chars:
             flush()
         if first is None:
             first = seq
@@ -240,17 +243,18 @@ def windows(messages: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
     return out
 
 
-def record_windows(messages: list[MessageRecord] | None, original: str) -> list[tuple[int, int, str]]:
+def record_windows(messages: list[MessageRecord] | None, original: str,
+                   chars: int | None = None) -> list[tuple[int, int, str]]:
     """The windows of an item about to be written (its messages as the store will keep them)."""
     if messages is None:
         messages = from_original(original)
-    return windows([(seq, role, text) for seq, role, _, text in kept(messages)])
+    return windows([(seq, role, text) for seq, role, _, text in kept(messages)], chars)
 
 
-def stored_windows(db: apsw.Connection, item_id: int) -> list[tuple[int, int, str]]:
+def stored_windows(db: apsw.Connection, item_id: int, chars: int | None = None) -> list[tuple[int, int, str]]:
     """The windows of a stored item, from its stored messages."""
     return windows(db.execute("SELECT m.seq, m.role, t.text FROM messages AS m JOIN message_texts AS t "
-                              "ON t.id = m.id WHERE m.item_id = ? ORDER BY m.seq", (item_id,)).fetchall())
+                              "ON t.id = m.id WHERE m.item_id = ? ORDER BY m.seq", (item_id,)).fetchall(), chars)
 
 
 def unit_rows(embedder, texts: list[str], *, query: bool = False) -> np.ndarray:
@@ -279,10 +283,11 @@ class Prepared:
 class VectorWriter:
     """Writes vectors with the items, for one embedder whose model the library has adopted."""
 
-    def __init__(self, db: apsw.Connection, name: str, embedder, *, replace_model: bool = False):
+    def __init__(self, db: apsw.Connection, name: str, embedder, *, replace_model: bool = False,
+                 window_chars: int | None = None):
         load_extension(db)
         self.embedder = embedder
-        self.model = model_of(name, embedder)
+        self.model = model_of(name, embedder, window_chars)
         stored = recorded(db)
         if stored is not None and stored != self.model and not replace_model:
             raise ModelMismatch(mismatch(stored, self.model))
@@ -306,7 +311,7 @@ class VectorWriter:
     def prepare_records(self, items) -> list[Prepared]:
         """For ItemRecords about to be written (Store.write)."""
         return self.prepare([(item_text(it.title, it.summary, it.questions, it.atoms),
-                              record_windows(it.messages, it.original)) for it in items])
+                              record_windows(it.messages, it.original, self.model.windows)) for it in items])
 
     def prepare_stored(self, db: apsw.Connection, item_ids: list[int]) -> list[Prepared]:
         """For items already stored (`jezero embed`)."""
@@ -315,7 +320,7 @@ class VectorWriter:
             title, summary, questions, atoms = db.execute(
                 "SELECT title, summary, questions, atoms FROM items WHERE id = ?", (item_id,)).fetchone()
             entries.append((item_text(title, summary, json.loads(questions), json.loads(atoms)),
-                            stored_windows(db, item_id)))
+                            stored_windows(db, item_id, self.model.windows)))
         return self.prepare(entries)
 
     def put(self, db: apsw.Connection, item_id: int, prepared: Prepared) -> None:
