@@ -75,6 +75,9 @@ def test_where_the_keyword_lanes_cannot_tell_sessions_apart_the_vectors_decide(t
     hybrid = find(cfg, FLAT, explain=True)
     assert order(hybrid)[:2] == near[:2]  # the vectors' first two, ahead of the keyword lanes' accidents
     assert all(h["explain"]["fusion"]["vectors_rrf_k"] == FLAT_K for h in hybrid)
+    # without the messages lane nothing says the keyword evidence is flat: the fusion's own curve
+    chosen = find(cfg, FLAT, lanes=["items", "vectors"], explain=True)
+    assert chosen and all(h["explain"]["fusion"]["vectors_rrf_k"] == fused.RRF_K for h in chosen)
     # the fixture is one the rule decides: at the fusion's own curve the vectors' place counts little
     off = cfg.model_copy(update={"semantic": cfg.semantic.model_copy(update={"flat_k": None})})
     assert curve(off, FLAT) == fused.RRF_K

@@ -739,7 +739,8 @@ def messages_ranked(lane: list[LaneHit], items_found: set | None = None) -> Rank
 def vectors_ranked(near, messages=None) -> Ranked:
     """The semantic lane's session order (query/vectors.py VectorHits), at its configured weight.
     Its shares follow the curve the lane chooses for the query from the messages lane's answer
-    (`messages`; query/vectors.py flat_curve(): weight / (K + rank)), through the per-session gate."""
+    (`messages`, None when it did not run; query/vectors.py flat_curve(): weight / (K + rank)), through
+    the per-session gate."""
     keys = [(x.source, x.session_id) for x in near]
     k = near.curve(messages) if hasattr(near, "curve") else RRF_K
     gate = None if k == RRF_K else {key: (RRF_K + r) / (k + r) for r, key in enumerate(keys, start=1)}
@@ -835,7 +836,7 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
                         time_budget_ms=time_budget_ms, engine=engine) if "messages" in lanes else Hits()
     near = vectors_lane() if vectors_lane is not None and VECTORS in lanes else ()
     notes = (near.off,) if getattr(near, "off", None) else ()
-    ranked = [messages_ranked(lane)] + ([vectors_ranked(near, lane)] if near else [])
+    ranked = [messages_ranked(lane)] + ([vectors_ranked(near, lane if "messages" in lanes else None)] if near else [])
     arrange = near.literal_guard(lane) if near else None  # literal matches keep their place (query/vectors.py)
     if "items" not in lanes:
         hits = Hits(fuse(conn, ranked, limit, explain=explain, arrange=arrange))

@@ -347,10 +347,11 @@ def flat_curve(messages, count_sessions=None, flat_k: int | None = None) -> int:
     """The vector lane's reciprocal-rank constant for a query: `flat_k` when it is set and no
     session's transcript holds a literal term of the query (literal_terms(): the messages lane's
     answer, `messages`, and the sessions within the search's filters, counted by
-    `count_sessions`), else the fusion's RRF_K."""
+    `count_sessions`), else the fusion's RRF_K. Without the messages lane (`messages` None: a search
+    of chosen lanes without it) nothing says the keyword evidence is flat: RRF_K."""
     from jezero.query.fused import RRF_K
 
-    if flat_k is None:
+    if flat_k is None or messages is None:
         return RRF_K
     if messages and count_sessions is not None and literal_terms(messages, count_sessions)[1]:
         return RRF_K
