@@ -330,7 +330,7 @@ _NONE = frozenset()
 # weight / (flat_k + rank). A query with a literal term keeps the fusion's curve, so the keyword
 # order stands where the keyword lanes can tell: the sessions that hold the term, and the second
 # session of a two-session question, which holds the same words (a sharper curve for every query
-# put the vectors' next neighbours before it: chat_multi R@5 0.875 -> 0.625).
+# put the vectors' next neighbours before it: chat_multi R@5 0.875 -> 0.625-0.750).
 # The constant is `[semantic] flat_k` (config.py; None, the default: off). Measured on half A of
 # benchmarks/retrieval (semantic.py --flat-k; README, 2026-12-02, branch hybridflat): with minilm at
 # 400-character windows and weight 0.5, 2 takes the chats' R@10 from 0.570 to 0.836 (half B 0.578
