@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -48,7 +49,7 @@ SUBSTRING_WEIGHT = 0.3
 # most SUBSTRING_MAX_ROWS items (a phrase of trigrams costs about the length of its rarest list,
 # and cannot be pruned by block-max scores). At 100k items, substrings for every term made p50
 # 5.7 ms and p99 24.9 ms; bounded at 2,000 rows, 2.5 and 10.2; words alone 2.4 and 9.0.
-SUBSTRING_MIN_GRAMS = 3
+SUBSTRING_MIN_GRAMS = 1
 SUBSTRING_MAX_ROWS = 2000
 # ... and only for a rare word: one the words field holds in at most SUBSTRING_WORD_ROWS items.
 # A word's substring finds it inside longer words (`paid` in `unpaid`, `where` in `somewhere`) and
@@ -59,6 +60,9 @@ SUBSTRING_MAX_ROWS = 2000
 # libraries is in more items than this (their figures are unchanged); on the same sets padded
 # with 2,000 distractor sessions, see benchmarks/retrieval/README.md (2026-12-01, `tanq`).
 SUBSTRING_WORD_ROWS = 200
+# A word's score on FTS5's IDF (bm25(): log((N - n + 0.5) / (n + 0.5)), floored at 1e-6) instead of
+# tantivy's (ln(1 + the same ratio)), by a boost of the ratio (see _on_fts5_idf).
+ITEMS_FTS5_IDF = True
 # A key's allowed sources as an OR of term queries up to this many names (a term set builds a bit
 # set of every item it matches before the search: a key reading 2 sources of 6 cost 5% more
 # that way); more names, a term set.
@@ -652,6 +656,14 @@ def _settle(pending: list) -> None:
         pending.pop().wait_merging_threads()
 
 
+def _on_fts5_idf(query, total: int, n: int):
+    """`query` (one word of `n` documents of `total`, the state document among them) boosted so
+    that it scores on FTS5's IDF instead of tantivy's."""
+    ours = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+    theirs = math.log((total - 1 - n + 0.5) / (n + 0.5))
+    return tantivy.Query.boost_query(query, (theirs if theirs > 0.0 else 1e-6) / ours)
+
+
 class TantivyIndex(DerivedIndex):
     """The engine of one library file: its items index (this class) and its messages index
     (`message_index`, messages.py), both kept in step with the library's change log."""
@@ -793,6 +805,8 @@ class TantivyIndex(DerivedIndex):
         if words and all(held):
             wq = (tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
                   else self._phrase(words))
+            if ITEMS_FTS5_IDF and len(words) == 1:
+                wq = _on_fts5_idf(wq, searcher.num_docs, held[0])
         grams = trigrams(text)
         if not grams:
             return wq
