@@ -155,3 +155,15 @@ def test_a_word_in_most_items_weighs_nothing_on_both_engines(tmp_path, engine):
     found = items(path, engine, "zebra weekly")
     assert set(found[:3]) == {"z0", "z1", "z2"}
     assert found[3] == "rare"
+
+
+def test_the_query_word_itself_before_another_word_of_its_stem(tmp_path, engine):
+    # FTS5 finds `certificates` only where its text is; tantivy's English stems make it one word
+    # with `certificate` (`certif`), and a word in more than SUBSTRING_WORD_ROWS items is looked up
+    # by its stem only, so the 250 newer items saying `certificate` came first (the newest led).
+    # The exact field (the same text unstemmed) weighs the word itself EXACT_WEIGHT more.
+    path = built(tmp_path, [
+        session("itself", ["x"], title="renew the certificates", day=1),
+        *[session(f"s{i}", ["x"], title=f"one certificate {i}", day=2 + i % 20) for i in range(250)],
+    ])
+    assert items(path, engine, "certificates")[:1] == ["itself"]
