@@ -825,7 +825,7 @@ class TantivyIndex(DerivedIndex):
             if ITEMS_FTS5_IDF and len(words) == 1:
                 wq = _on_fts5_idf(wq, searcher.num_docs, held[0])
             if len(words) == 1 and EXACT_WEIGHT:
-                wq = self._exact(searcher, text, wq)
+                wq = self._exact(searcher, text, wq, held[0])
         grams = trigrams(text)
         if not grams:
             return wq
@@ -847,13 +847,18 @@ class TantivyIndex(DerivedIndex):
             return tq
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, wq), (tantivy.Occur.Should, tq)])
 
-    def _exact(self, searcher, text: str, stem):
-        """A one-word term's stem query `stem` weighted 1 - EXACT_WEIGHT, with the word itself in
-        the exact field weighted EXACT_WEIGHT (on FTS5's IDF of its own count): a tuple of the
-        two, which the query's OR takes as two of its clauses (an OR of term queries only, which
-        tantivy prunes by block-max scores; an OR inside it is not pruned)."""
+    def _exact(self, searcher, text: str, stem, stem_n: int):
+        """A one-word term's stem query `stem` (in `stem_n` items) weighted 1 - EXACT_WEIGHT, with
+        the word itself in the exact field weighted EXACT_WEIGHT (on FTS5's IDF of its own count):
+        a tuple of the two, which the query's OR takes as two of its clauses (an OR of term
+        queries only, which tantivy prunes by block-max scores; an OR inside it is not pruned).
+        When as many items hold the word itself as its stem (no other form of it is said
+        anywhere: most words), the stem alone, at full weight: the same score, one list less to
+        walk (at 100k items the second clause cost ~20% at p50)."""
         words = self.exact.analyze(text)
         n = searcher.doc_freq("exact", words[0]) if len(words) == 1 else 0
+        if n == stem_n:
+            return stem
         stem = tantivy.Query.boost_query(stem, 1.0 - EXACT_WEIGHT)
         if not n:
             return stem
