@@ -108,3 +108,62 @@ def test_decomposed_accents_read_as_the_composed_word(tmp_path, engine):
         if engine != "fts5":
             assert all(h["explain"]["candidates"] == engine for h in hits)
     assert lane(path, engine, "noel party")[0] == "x"
+
+
+def items(path, engine, query):
+    """Search's items lane, answered by `engine`: the sessions in order."""
+    with open_readonly(path) as conn:
+        hits = search(conn, query, options=SearchConfig(engine=engine), now=NOW, lanes=("items",), explain=True)
+    if engine != "fts5":
+        assert all(h["explain"]["candidates"] == engine for h in hits), "answered by the fallback"
+    return [h["session_id"] for h in hits]
+
+
+def built(tmp_path, records):
+    path = tmp_path / "lib.sqlite3"
+    with Store(path) as store:
+        store.write(records)
+    if engines.sync("tantivy", path) is None:
+        pytest.skip("jezero-index-tantivy is not installed")
+    return path
+
+
+def test_a_short_word_is_found_inside_a_longer_one(tmp_path, engine):
+    # FTS5's trigram index finds `long` in `longest`; tantivy looked a word's substrings up from 5
+    # characters only (SUBSTRING_MIN_GRAMS was 3 trigrams), so a held word of 3-4 letters found
+    # only the items saying it whole.
+    path = built(tmp_path, [
+        session("whole", ["x"], title="a long road home", day=1),
+        session("inside", ["x"], title="the range of your longest trips", day=2),
+        *[session(f"f{i}", ["x"], title=f"filler title number {i}", day=3 + i) for i in range(10)],
+    ])
+    assert set(items(path, engine, "long")) == {"whole", "inside"}
+
+
+def test_a_word_in_most_items_weighs_nothing_on_both_engines(tmp_path, engine):
+    # `weekly` is in 8 of 15 items: FTS5's IDF, log((N - n + 0.5) / (n + 0.5)), is below 0 and
+    # floored at 1e-6, so an old item saying `zebra` once in a long summary comes before the
+    # newer ones saying `weekly` alone. tantivy's IDF, ln(1 + ...), gave `weekly` (and its
+    # substring) a weight of its own, and the newest `weekly` item came 4th, before it.
+    path = built(tmp_path, [
+        session("rare", ["x"], title="notes of the day", day=1,
+                summary="one zebra seen at the crossing today by the gate near the old mill on the hill road"),
+        *[session(f"z{i}", ["x"], title=f"zebra {i}", day=2) for i in range(3)],
+        *[session(f"w{i}", ["x"], title=f"weekly filler {i}", day=16 + i) for i in range(8)],
+        *[session(f"f{i}", ["x"], title=f"other filler {i}", day=6 + i) for i in range(3)],
+    ])
+    found = items(path, engine, "zebra weekly")
+    assert set(found[:3]) == {"z0", "z1", "z2"}
+    assert found[3] == "rare"
+
+
+def test_the_query_word_itself_before_another_word_of_its_stem(tmp_path, engine):
+    # FTS5 finds `certificates` only where its text is; tantivy's English stems make it one word
+    # with `certificate` (`certif`), and a word in more than SUBSTRING_WORD_ROWS items is looked up
+    # by its stem only, so the 250 newer items saying `certificate` came first (the newest led).
+    # The exact field (the same text unstemmed) weighs the word itself EXACT_WEIGHT more.
+    path = built(tmp_path, [
+        session("itself", ["x"], title="renew the certificates", day=1),
+        *[session(f"s{i}", ["x"], title=f"one certificate {i}", day=2 + i % 20) for i in range(250)],
+    ])
+    assert items(path, engine, "certificates")[:1] == ["itself"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -27,8 +28,8 @@ from jezero.plugin import IndexRequest as Request
 log = logging.getLogger(__name__)
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
-# 6: the words field's text composed first (Composed).
-FORMAT = 6
+# 6: the words field's text composed first (Composed). 7: the exact field (EXACT_WEIGHT).
+FORMAT = 7
 # FTS5's column weights (bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5)) as FTS5 applies them: a
 # term's occurrences are weighted per column and summed before BM25's saturation, with one IDF
 # and one length for the whole row (BM25F). One words field holding each column this many times
@@ -48,7 +49,7 @@ SUBSTRING_WEIGHT = 0.3
 # most SUBSTRING_MAX_ROWS items (a phrase of trigrams costs about the length of its rarest list,
 # and cannot be pruned by block-max scores). At 100k items, substrings for every term made p50
 # 5.7 ms and p99 24.9 ms; bounded at 2,000 rows, 2.5 and 10.2; words alone 2.4 and 9.0.
-SUBSTRING_MIN_GRAMS = 3
+SUBSTRING_MIN_GRAMS = 1
 SUBSTRING_MAX_ROWS = 2000
 # ... and only for a rare word: one the words field holds in at most SUBSTRING_WORD_ROWS items.
 # A word's substring finds it inside longer words (`paid` in `unpaid`, `where` in `somewhere`) and
@@ -59,6 +60,15 @@ SUBSTRING_MAX_ROWS = 2000
 # libraries is in more items than this (their figures are unchanged); on the same sets padded
 # with 2,000 distractor sessions, see benchmarks/retrieval/README.md (2026-12-01, `tanq`).
 SUBSTRING_WORD_ROWS = 200
+# A word's score on FTS5's IDF (bm25(): log((N - n + 0.5) / (n + 0.5)), floored at 1e-6) instead of
+# tantivy's (ln(1 + the same ratio)), by a boost of the ratio (see _on_fts5_idf).
+ITEMS_FTS5_IDF = True
+# A one-word term is looked up both as its stem (the words field: `certificates` finds
+# `certificate`, `generation` finds `general`) and as the word itself (the exact field, the same
+# text unstemmed, with the same column repeats), this share of its weight on the exact word:
+# an item saying the query's word scores 1, one saying another word of its stem 1 - EXACT_WEIGHT.
+# FTS5's trigram index finds the word's own text only (in longer words too: the substring).
+EXACT_WEIGHT = 0.5
 # A key's allowed sources as an OR of term queries up to this many names (a term set builds a bit
 # set of every item it matches before the search: a key reading 2 sources of 6 cost 5% more
 # that way); more names, a term set.
@@ -75,6 +85,7 @@ SPACE = "\u2581"  # stands for white space inside a trigram (the field's tokeniz
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 _WORDS = "jz_words"
+_EXACT = "jz_exact"
 # Term queries kept per index state (TantivyIndex._query); a new state starts over.
 TERM_QUERIES_KEPT = 20_000
 _UNBUILT = object()
@@ -91,6 +102,7 @@ def _schema() -> tantivy.Schema:
     b.add_text_field("f_source", tokenizer_name="raw", index_option="basic")
     b.add_text_field("f_project", tokenizer_name="raw", index_option="basic")
     b.add_text_field("words", tokenizer_name=_WORDS, index_option="position")
+    b.add_text_field("exact", tokenizer_name=_EXACT, index_option="freq")
     b.add_text_field("tri", tokenizer_name="whitespace", index_option="position")
     b.add_text_field("pairs", tokenizer_name="whitespace", index_option="basic")  # see WordPairs
     b.add_text_field("kind", tokenizer_name="raw", index_option="basic")  # "state": the one state document
@@ -106,6 +118,12 @@ def _words_analyzer() -> tantivy.TextAnalyzer:
     return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
             .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.ascii_fold())
             .filter(tantivy.Filter.stemmer("english")).build())
+
+
+def _exact_analyzer() -> tantivy.TextAnalyzer:
+    """The words analyzer without the stemmer (the exact field)."""
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
+            .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.ascii_fold()).build())
 
 
 def composed(text: str) -> str:
@@ -257,6 +275,7 @@ def _document(row, pairs: WordPairs) -> tantivy.Document:
     for text, times in values:
         for _ in range(times):
             doc.add_text("words", text)
+            doc.add_text("exact", text)
     common = pairs.of_values(values)
     if common:
         doc.add_text("pairs", common)
@@ -652,6 +671,14 @@ def _settle(pending: list) -> None:
         pending.pop().wait_merging_threads()
 
 
+def _on_fts5_idf(query, total: int, n: int):
+    """`query` (one word of `n` documents of `total`, the state document among them) boosted so
+    that it scores on FTS5's IDF instead of tantivy's."""
+    ours = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+    theirs = math.log((total - 1 - n + 0.5) / (n + 0.5))
+    return tantivy.Query.boost_query(query, (theirs if theirs > 0.0 else 1e-6) / ours)
+
+
 class TantivyIndex(DerivedIndex):
     """The engine of one library file: its items index (this class) and its messages index
     (`message_index`, messages.py), both kept in step with the library's change log."""
@@ -660,7 +687,9 @@ class TantivyIndex(DerivedIndex):
         super().__init__(library, folder_for(Path(library)), _schema())
         analyzer = _words_analyzer()
         self.words = Composed(analyzer)
-        self.tokenizers = {_WORDS: analyzer}
+        exact = _exact_analyzer()
+        self.exact = Composed(exact)
+        self.tokenizers = {_WORDS: analyzer, _EXACT: exact}
         self.pairs = WordPairs(self.words)
         self.use_pairs = True  # the benchmark turns it off to measure what the pairs gain
         # A held word's substring only up to this many items holding it (None: any, as before
@@ -772,7 +801,7 @@ class TantivyIndex(DerivedIndex):
                 if len(built) < TERM_QUERIES_KEPT:
                     built[key] = q
             if q is not None:
-                clauses.append((tantivy.Occur.Should, q))
+                clauses += [(tantivy.Occur.Should, part) for part in (q if isinstance(q, tuple) else (q,))]
         if not clauses:
             return None
         text = tantivy.Query.boolean_query(clauses)
@@ -793,6 +822,10 @@ class TantivyIndex(DerivedIndex):
         if words and all(held):
             wq = (tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
                   else self._phrase(words))
+            if ITEMS_FTS5_IDF and len(words) == 1:
+                wq = _on_fts5_idf(wq, searcher.num_docs, held[0])
+            if len(words) == 1 and EXACT_WEIGHT:
+                wq = self._exact(searcher, text, wq, held[0])
         grams = trigrams(text)
         if not grams:
             return wq
@@ -805,12 +838,33 @@ class TantivyIndex(DerivedIndex):
             return wq
         if wq is not None and min(freqs) > SUBSTRING_MAX_ROWS:
             return wq
+        if isinstance(wq, tuple):
+            wq = tantivy.Query.boolean_query([(tantivy.Occur.Should, part) for part in wq])
         q = (tantivy.Query.term_query(self.schema, "tri", grams[0]) if len(grams) == 1
              else tantivy.Query.phrase_query(self.schema, "tri", grams))
         tq = tantivy.Query.boost_query(q, FRAGMENT_WEIGHT if wq is None else SUBSTRING_WEIGHT)
         if wq is None:
             return tq
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, wq), (tantivy.Occur.Should, tq)])
+
+    def _exact(self, searcher, text: str, stem, stem_n: int):
+        """A one-word term's stem query `stem` (in `stem_n` items) weighted 1 - EXACT_WEIGHT, with
+        the word itself in the exact field weighted EXACT_WEIGHT (on FTS5's IDF of its own count):
+        a tuple of the two, which the query's OR takes as two of its clauses (an OR of term
+        queries only, which tantivy prunes by block-max scores; an OR inside it is not pruned).
+        When as many items hold the word itself as its stem (no other form of it is said
+        anywhere: most words), the stem alone, at full weight: the same score, one list less to
+        walk (at 100k items the second clause cost ~20% at p50)."""
+        words = self.exact.analyze(text)
+        n = searcher.doc_freq("exact", words[0]) if len(words) == 1 else 0
+        if n == stem_n:
+            return stem
+        stem = tantivy.Query.boost_query(stem, 1.0 - EXACT_WEIGHT)
+        if not n:
+            return stem
+        exact = tantivy.Query.term_query(self.schema, "exact", words[0])
+        exact = _on_fts5_idf(exact, searcher.num_docs, n) if ITEMS_FTS5_IDF else exact
+        return (stem, tantivy.Query.boost_query(exact, EXACT_WEIGHT))
 
     def _phrase(self, words: list[str]):
         """A phrase of words, filtered by its word pairs (WordPairs), which lets tantivy walk their
