@@ -20,9 +20,9 @@ import pytest
 
 from jezero.config import SearchConfig
 from jezero.query import fused, search
-from jezero.store import ItemRecord, Store, engines, open_readonly
+from jezero.store import ItemRecord, Store, open_readonly
 from jezero.store.messages import MessageRecord
-from test_query_engines import engine  # noqa: F401  (the parametrised fixture: fts5, tantivy)
+from test_query_engines import engine, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=90)
@@ -54,12 +54,7 @@ def capped_library(tmp_path, engine, monkeypatch):  # noqa: F811
         *[session(f"log{n:02d}", n, [f"handshake log {n}: tls alert on port {8000 + n}", "noted"], f"Port check {n}")
           for n in range(10, 40)],
     ]
-    with Store(path) as store:
-        for rec in records:
-            store.write([rec])
-    if engine != "fts5":
-        assert engines.sync(engine, path, rebuild=True) is not None
-    return path
+    return stored(path, records, engine)
 
 
 def ranked(path, engine):  # noqa: F811

@@ -17,9 +17,9 @@ from datetime import datetime, timedelta, timezone
 
 from jezero.config import SearchConfig
 from jezero.query import fused, search
-from jezero.store import ItemRecord, Store, engines, open_readonly
+from jezero.store import ItemRecord, open_readonly
 from jezero.store.messages import MessageRecord
-from test_query_engines import engine  # noqa: F401  (the parametrised fixture: fts5, tantivy)
+from test_query_engines import engine, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=60)
@@ -47,12 +47,7 @@ def library(path, engine):  # noqa: F811
         *[session(f"other{n}", 30 + n, [f"what about the station feed {n}", "it polls every minute"],
                   f"Station feed {n}", "Polled the station feed.") for n in range(8)],
     ]
-    with Store(path) as store:
-        for rec in records:
-            store.write([rec])
-    if engine != "fts5":
-        assert engines.sync(engine, path, rebuild=True) is not None
-    return path
+    return stored(path, records, engine)
 
 
 def ranked(path, engine):  # noqa: F811

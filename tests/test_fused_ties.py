@@ -19,9 +19,9 @@ import pytest
 
 from jezero.config import SearchConfig
 from jezero.query import fused, search
-from jezero.store import ItemRecord, Store, engines, open_readonly
+from jezero.store import ItemRecord, engines, open_readonly
 from jezero.store.messages import MessageRecord
-from test_query_engines import engine  # noqa: F401  (the parametrised fixture: fts5, tantivy)
+from test_query_engines import engine, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=60)
@@ -46,12 +46,7 @@ def tie_library(tmp_path, engine):  # noqa: F811
     records = [session("early", [(10, SAID), (10, "some filler words here"), (40, SAID)]),
                session("middle", [(30, SAID), (30, "unrelated talk")]),
                *[session(f"other{n}", [(n, "nothing of the kind here"), (n, "more of nothing")]) for n in range(6)]]
-    with Store(path) as store:
-        for rec in records:
-            store.write([rec])
-    if engine != "fts5":
-        assert engines.sync(engine, path, rebuild=True) is not None
-    return path
+    return stored(path, records, engine)
 
 
 def lane(path, engine):  # noqa: F811

@@ -52,6 +52,17 @@ def engine(request):
     engines.forget()
 
 
+def stored(path, records, engine):
+    """`records` written one write each (storage order is their order), and the derived engine's
+    index built from the library when `engine` is not FTS5."""
+    with Store(path) as store:
+        for rec in records:
+            store.write([rec])
+    if engine != "fts5":
+        assert engines.sync(engine, path, rebuild=True) is not None
+    return path
+
+
 class Searcher:
     """search() and later() with the engine under test; with a derived engine, every answer must
     come from it (explain says which engine gave the candidates), not from the FTS5 fallback."""
