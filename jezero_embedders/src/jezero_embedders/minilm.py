@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -135,16 +134,11 @@ def prepare(options: dict | None, progress=None) -> str:
                     "source_package": source.PACKAGE, "source_version": src.version, "method": METHOD,
                     "dimension": DIMENSION, "sha256": digests, "sizes": sizes}
         (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        from jezero_embedders import table
         from jezero_embedders.transformer import Encoder
 
         MiniLMEmbedder(manifest["model_id"], Encoder(work), window_tokenizer(work, o.window)).embed(["ready"])
-        if folder.exists():
-            old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
-            folder.rename(old)
-            work.rename(folder)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            work.rename(folder)
+        table.put_in_place(work, folder)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

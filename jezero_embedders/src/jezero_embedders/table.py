@@ -45,16 +45,22 @@ def write(folder: Path, table: np.ndarray, tokenizer: Tokenizer, manifest: dict)
         np.save(work / TABLE, table.astype(DISK_DTYPE))
         tokenizer.save(str(work / TOKENIZER))
         (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        if folder.exists():
-            old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
-            folder.rename(old)
-            work.rename(folder)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            work.rename(folder)
+        put_in_place(work, folder)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+
+
+def put_in_place(work: Path, folder: Path) -> None:
+    """`work`, a finished folder beside `folder`, becomes `folder` (an old one is moved aside first
+    and then removed: a reader never sees a half-written folder)."""
+    if folder.exists():
+        old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+        folder.rename(old)
+        work.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        work.rename(folder)
 
 
 def read(folder: Path) -> Prepared:
