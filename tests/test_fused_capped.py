@@ -20,9 +20,8 @@ import pytest
 
 from jezero.config import SearchConfig
 from jezero.query import fused, search
-from jezero.store import ItemRecord, Store, open_readonly
-from jezero.store.messages import MessageRecord
-from test_query_engines import engine, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
+from jezero.store import Store, open_readonly
+from test_query_engines import engine, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=90)
@@ -30,13 +29,7 @@ LANE_ROWS = 20  # fused.LANE_MAX_ROWS, lowered so that 30 sessions make a word c
 
 
 def session(sid, day, texts, title, summary="routine work"):
-    start = T0 + timedelta(days=day)
-    msgs = [MessageRecord("user" if i % 2 == 0 else "assistant", t, start + timedelta(minutes=i), None)
-            for i, t in enumerate(texts)]
-    return ItemRecord(uid=f"claude-local:{sid}:0", source="claude-local", agent="claude-code", session_id=sid,
-                      segment_index=0, occurred_at=start + timedelta(minutes=len(texts)), title=title,
-                      summary=summary, questions=[], atoms=[], original="(see messages)", content_hash=sid,
-                      summarizer="x", summary_schema=1, project="infra", messages=msgs)
+    return message_session(sid, T0 + timedelta(days=day), texts, title, summary, project="infra")
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import pytest
 from jezero.config import SearchConfig
 from jezero.query import later, search
 from jezero.store import ItemRecord, Store, engines, open_readonly
+from jezero.store.messages import MessageRecord
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
 _uid = itertools.count(1)
@@ -50,6 +51,17 @@ def engine(request):
     engines.forget()
     yield request.param
     engines.forget()
+
+
+def message_session(sid, start, texts, title, summary, project):
+    """A Claude Code session of `texts` (user and assistant in turn, a minute apart, from `start`)
+    with its item's title and summary, for the fused search's rule tests."""
+    msgs = [MessageRecord("user" if i % 2 == 0 else "assistant", t, start + timedelta(minutes=i), None)
+            for i, t in enumerate(texts)]
+    return ItemRecord(uid=f"claude-local:{sid}:0", source="claude-local", agent="claude-code", session_id=sid,
+                      segment_index=0, occurred_at=start + timedelta(minutes=len(texts)), title=title,
+                      summary=summary, questions=[], atoms=[], original="(see messages)", content_hash=sid,
+                      summarizer="x", summary_schema=1, project=project, messages=msgs)
 
 
 def stored(path, records, engine):
