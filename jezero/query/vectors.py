@@ -21,6 +21,7 @@ Imported only when the lane is on: it brings numpy, sqlite-vec and the plugin ho
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import threading
 from dataclasses import dataclass
@@ -127,8 +128,9 @@ class VectorLane:
             out.append(VectorHit(item_id, src, session_id, len(out) + 1, 1.0 - distance * distance / 2.0, window_id))
         out.weight = lane_weight(self.config.weight, [h.similarity for h in out])
         out.flat_k = self.config.flat_k
-        out.count_sessions = lambda up_to: _count_sessions(conn, up_to, sources=sources, source=source,
-                                                           project=project, since=since)
+        # cached: the literal guard and, with flat_k, the lane's curve both ask for the same count
+        out.count_sessions = functools.cache(
+            lambda up_to: _count_sessions(conn, up_to, sources=sources, source=source, project=project, since=since))
         return out
 
 
