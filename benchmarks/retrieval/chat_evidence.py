@@ -115,9 +115,9 @@ def run(name: str, specs, queries, folder: Path, reuse: bool, show_questions: bo
     for key in lib.docs:
         sessions_in[lib.projects[key]] += 1
     # the query-free reference: each conversation's sessions, the most words first (then by key)
-    words = {key: len(_WORD.findall(doc)) for key, doc in lib.docs.items()}
+    word_counts = {key: len(_WORD.findall(doc)) for key, doc in lib.docs.items()}
     longest: dict[str, list[str]] = defaultdict(list)
-    for key in sorted(lib.docs, key=lambda k: (-words[k], k)):
+    for key in sorted(lib.docs, key=lambda k: (-word_counts[k], k)):
         longest[lib.projects[key]].append(key)
     rows: dict[str, list[dict]] = defaultdict(list)
     kinds: dict[str, list[tuple[str, dict]]] = defaultdict(list)
