@@ -1008,7 +1008,8 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     with), above the short revision the items lane had moved first. The rule (current.py) weighs
     each hit's score, so each hit carries its session's standing (its items relevance, or with
     LEAD_BY_EITHER_LANE its best share of either lane's best) while it runs; a session only
-    the messages found has none and is never displaced (its score reads as unbounded). A newer hit
+    the messages found has none, and the reorder never moves a hit before it (its score reads as
+    unbounded; only current.newer_on_the_query, below, may). A newer hit
     moves only when its transcript holds CURRENT_EVIDENCE of the lane's best evidence, every name
     of the query the anchor's transcript holds and CURRENT_COVERAGE of the anchor's query terms
     (`reorder(hits, may_move, move_share)` checks the last two per pair, and the subject at
@@ -1033,7 +1034,8 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     def standing(key) -> float:
         """What MAX_LEAD compares (LEAD_BY_EITHER_LANE): the session's share of the best in the
         lane that ranks it best, items or messages; unbounded for a session only the messages found
-        (never displaced), 0 for one whose transcript holds too little (never moved)."""
+        (the reorder moves nothing before it), 0 for one whose transcript holds too little (never
+        moved)."""
         held_relevance = relevance.get(key)
         if held_relevance is None:
             return math.inf
