@@ -832,9 +832,10 @@ class TantivyIndex(DerivedIndex):
                                             for f in filters])
 
     def _term_query(self, searcher, text: str):
-        """One term: its words (one word, or a phrase of them, stemmed) and, weighted lower, the
-        term as a substring (a phrase of its trigrams) when its words are rare; only the
-        substring when the index does not hold all its words (a fragment, a word no item has)."""
+        """One term: its words (one word, or a phrase of them, stemmed) and, when its words are
+        rare, the term as a substring (a phrase of its trigrams, on FTS5's IDF), the better of the
+        two (SUBSTRING_AS_FTS5); only the substring when the index does not hold all its words (a
+        fragment, a word no item has)."""
         words = self.words.analyze(text)
         wq = None
         held = [searcher.doc_freq("words", w) for w in words]
