@@ -201,6 +201,9 @@ def _print_explain(e: dict[str, Any]) -> None:
             line += "; read at their newest messages only: " + ", ".join(fusion["capped_in_messages"])
         if fusion.get("messages_no_say"):
             line += "; no say in the fusion for it: its words read at their newest messages only, the items did not find it"
+        elif fusion.get("messages_say_by_items_gate") is not None:
+            line += (f"; its words read at their newest messages only: its place counts as its items gate, "
+                     f"{fusion['messages_say_by_items_gate']:.3g}")
         if fusion.get("newer_on_near_tie"):
             line += "; placed above an older session that scored nearly as much"
         out.print(line, markup=False, style="cyan")
