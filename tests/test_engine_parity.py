@@ -167,3 +167,33 @@ def test_the_query_word_itself_before_another_word_of_its_stem(tmp_path, engine)
         *[session(f"s{i}", ["x"], title=f"one certificate {i}", day=2 + i % 20) for i in range(250)],
     ])
     assert items(path, engine, "certificates")[:1] == ["itself"]
+
+
+def _bm25(path, engine, query, session_id):
+    """The items lane's bm25 (recency and the current-first moves off) of `session_id`'s item."""
+    with open_readonly(path) as conn:
+        hits = search(conn, query, options=SearchConfig(engine=engine), now=NOW, lanes=("items",), explain=True,
+                      recency_weight=0.0, current_first=False, limit=50)
+    if engine != "fts5":
+        assert all(h["explain"]["candidates"] == engine for h in hits), "answered by the fallback"
+    return next(-h["explain"]["bm25"] for h in hits if h["session_id"] == session_id)
+
+
+def test_a_rare_word_weighs_against_a_common_one_as_on_fts5(tmp_path, engine):
+    # `native` is in 2 items of 505 (rare: tantivy also looks it up as a substring), `backend` in
+    # 201 (common: the words field alone). The substring was summed with the word at 0.3 on
+    # tantivy's phrase IDF (the sum of its trigrams' IDFs), so a rare word weighed 1.7 times what
+    # it weighs against a common word on FTS5; the revision rules, which compare two items'
+    # scores, then read another lead (benchmarks/retrieval/README.md, 2026-12-02, `parity3`). Now
+    # the term takes the better of the word and its substring, the substring on FTS5's IDF.
+    path = built(tmp_path, [
+        session("rare", ["x"], title="the native build", day=1),
+        session("rare2", ["x"], title="native again", day=1),
+        session("common", ["x"], title="the backend build", day=1),
+        *[session(f"b{i}", ["x"], title=f"backend filler words for a longer title {i}", day=2 + i % 20)
+          for i in range(200)],
+        *[session(f"o{i}", ["x"], title=f"other filler {i}", day=2 + i % 20) for i in range(300)],
+    ])
+    ratio = _bm25(path, engine, "native", "rare") / _bm25(path, engine, "backend", "common")
+    on_fts5 = _bm25(path, "fts5", "native", "rare") / _bm25(path, "fts5", "backend", "common")
+    assert 0.9 < ratio / on_fts5 < 1.1

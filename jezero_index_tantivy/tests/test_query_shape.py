@@ -108,3 +108,24 @@ def test_the_source_filter_shape(lib):
     assert repr(index_module.any_term(schema, "f_source", [str(k) for k in range(many)])).startswith(
         "Query(TermSetQuery")
     assert "EmptyQuery" in repr(index_module.any_term(schema, "f_source", []))
+
+
+def test_a_rare_word_is_the_better_of_the_word_and_its_substring(lib, monkeypatch):
+    # An item saying `ledger` holds its substring too: FTS5 counts those occurrences once, so the
+    # term is a disjunction max of the word and the substring (on FTS5's IDF), not their sum.
+    library, ids = lib
+    shape = _shape(library, "ledger")
+    assert "DisjunctionMaxQuery" in shape and "BooleanQuery" not in shape
+    with open_readonly(library) as conn:
+        hits = search(conn, "ledger", options=SearchConfig(engine="tantivy"), now=NOW, explain=True,
+                      lanes=("items",), recency_weight=0.0, current_first=False)
+    on = {h["id"]: -h["explain"]["bm25"] for h in hits}
+    monkeypatch.setattr(index_module, "SUBSTRING_AS_FTS5", False)  # the sum, as before 2026-12-02
+    engines.forget()
+    assert "DisjunctionMaxQuery" not in _shape(library, "ledger")
+    with open_readonly(library) as conn:
+        hits = search(conn, "ledger", options=SearchConfig(engine="tantivy"), now=NOW, explain=True,
+                      lanes=("items",), recency_weight=0.0, current_first=False)
+    summed = {h["id"]: -h["explain"]["bm25"] for h in hits}
+    whole = ids["Ledger notes"]
+    assert summed[whole] > on[whole]  # the substring no longer adds to the word

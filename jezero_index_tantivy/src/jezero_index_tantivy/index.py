@@ -41,10 +41,23 @@ REPEAT = {"title": 4, "summary": 2, "questions": 3, "atoms": 3, "project": 1}
 # identifier) is looked up in the trigram field only, as FTS5's trigram index would find it.
 FRAGMENT_WEIGHT = 1.0
 # Every term is also looked up as a substring (what FTS5's trigram index finds: `invoice` in
-# `invoices`, `paid` in `unpaid`), weighted lower than whole words. On the judged sets
-# (benchmarks/retrieval) words alone gave R@1 / R@5 / MRR 0.792 / 0.933 / 0.868, this 0.783 /
-# 0.951 / 0.871 (FTS5: 0.783 / 0.942 / 0.868); weight 1.0 gave 0.774 / 0.960 / 0.872.
-SUBSTRING_WEIGHT = 0.3
+# `invoices`, `paid` in `unpaid`, `which` in `whichever`). With SUBSTRING_AS_FTS5 the substring
+# scores as FTS5 scores the term: on FTS5's IDF of the items holding the substring (counted once
+# per index state: its rarest trigram is in at most SUBSTRING_MAX_ROWS items), and the term takes
+# the better of the word and the substring (a disjunction max), not their sum: an item saying the
+# word whole holds its substring too, and FTS5 counts those occurrences once. Before (until
+# 2026-12-02, `parity3`) the two were summed, the substring at 0.3 on tantivy's phrase IDF, which
+# is the sum of its trigrams' (`native` in 2,362 items: 11.3, the word's own 6.1): a rare word (in
+# at most SUBSTRING_WORD_ROWS items, so with a substring) weighed 1.6-1.9 times its FTS5 bm25, a
+# common one (no substring) 1.0-1.4, and a word found only inside a longer one 0.3 x 4.9 / 1.6 of
+# FTS5's weight. Chosen on half A of the judged sets (benchmarks/retrieval/README.md, 2026-12-02,
+# `parity3`; coding MRR@10 + chats R@10 + long-chat R@10, unpadded / padded): the sum 2.399 /
+# 1.717; the max at weight 0.5 2.396 / 1.731, 0.7 2.396 / 1.731, 1.0 2.399 / 1.731, 1.5 2.399 /
+# 1.717. (The first measurement of the sum, before the words' FTS5 IDF: words alone R@1 / R@5 /
+# MRR 0.792 / 0.933 / 0.868, the sum at 0.3 0.783 / 0.951 / 0.871, at 1.0 0.774 / 0.960 / 0.872.)
+SUBSTRING_AS_FTS5 = True
+SUBSTRING_WEIGHT = 1.0
+SUBSTRING_SUM_WEIGHT = 0.3  # the weight of the sum (SUBSTRING_AS_FTS5 off)
 # ... but only where that is cheap: a term of 5 characters or more whose rarest trigram is in at
 # most SUBSTRING_MAX_ROWS items (a phrase of trigrams costs about the length of its rarest list,
 # and cannot be pruned by block-max scores). At 100k items, substrings for every term made p50
@@ -675,8 +688,14 @@ def _on_fts5_idf(query, total: int, n: int):
     """`query` (one word of `n` documents of `total`, the state document among them) boosted so
     that it scores on FTS5's IDF instead of tantivy's."""
     ours = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+    return tantivy.Query.boost_query(query, _fts5_idf(total, n) / ours)
+
+
+def _fts5_idf(total: int, n: int) -> float:
+    """FTS5's bm25() IDF of a term `n` documents of `total` hold (the state document among the
+    total, never among the n), floored at 1e-6 as bm25() floors it."""
     theirs = math.log((total - 1 - n + 0.5) / (n + 0.5))
-    return tantivy.Query.boost_query(query, (theirs if theirs > 0.0 else 1e-6) / ours)
+    return theirs if theirs > 0.0 else 1e-6
 
 
 class TantivyIndex(DerivedIndex):
@@ -813,9 +832,10 @@ class TantivyIndex(DerivedIndex):
                                             for f in filters])
 
     def _term_query(self, searcher, text: str):
-        """One term: its words (one word, or a phrase of them, stemmed) and, weighted lower, the
-        term as a substring (a phrase of its trigrams) when its words are rare; only the
-        substring when the index does not hold all its words (a fragment, a word no item has)."""
+        """One term: its words (one word, or a phrase of them, stemmed) and, when its words are
+        rare, the term as a substring (a phrase of its trigrams, on FTS5's IDF), the better of the
+        two (SUBSTRING_AS_FTS5); only the substring when the index does not hold all its words (a
+        fragment, a word no item has)."""
         words = self.words.analyze(text)
         wq = None
         held = [searcher.doc_freq("words", w) for w in words]
@@ -842,10 +862,26 @@ class TantivyIndex(DerivedIndex):
             wq = tantivy.Query.boolean_query([(tantivy.Occur.Should, part) for part in wq])
         q = (tantivy.Query.term_query(self.schema, "tri", grams[0]) if len(grams) == 1
              else tantivy.Query.phrase_query(self.schema, "tri", grams))
-        tq = tantivy.Query.boost_query(q, FRAGMENT_WEIGHT if wq is None else SUBSTRING_WEIGHT)
         if wq is None:
-            return tq
-        return tantivy.Query.boolean_query([(tantivy.Occur.Should, wq), (tantivy.Occur.Should, tq)])
+            return tantivy.Query.boost_query(q, FRAGMENT_WEIGHT)
+        if not SUBSTRING_AS_FTS5:
+            tq = tantivy.Query.boost_query(q, SUBSTRING_SUM_WEIGHT)
+            return tantivy.Query.boolean_query([(tantivy.Occur.Should, wq), (tantivy.Occur.Should, tq)])
+        tq = tantivy.Query.boost_query(self._substring_on_fts5_idf(searcher, q, grams, dict(zip(set(grams), freqs))),
+                                       SUBSTRING_WEIGHT)
+        return tantivy.Query.disjunction_max_query([wq, tq], 0.0)
+
+    @staticmethod
+    def _substring_on_fts5_idf(searcher, query, grams: list[str], held: dict[str, int]):
+        """A term's trigram query (`query`, of `grams`, each held by `held[gram]` items) boosted so
+        that it scores on FTS5's IDF of the items holding the whole substring instead of tantivy's
+        phrase IDF (the sum of its trigrams' IDFs), as FTS5's trigram index scores a phrase. The
+        count is one search of the phrase, whose rarest trigram is in at most SUBSTRING_MAX_ROWS
+        items; the caller keeps the query per index state."""
+        total = searcher.num_docs
+        ours = sum(math.log(1.0 + (total - held[g] + 0.5) / (held[g] + 0.5)) for g in grams)
+        n = searcher.search(query, limit=1, count=True).count
+        return tantivy.Query.boost_query(query, _fts5_idf(total, n) / ours)
 
     def _exact(self, searcher, text: str, stem, stem_n: int):
         """A one-word term's stem query `stem` (in `stem_n` items) weighted 1 - EXACT_WEIGHT, with
