@@ -54,9 +54,10 @@ def search(
     lanes: Annotated[Optional[str], typer.Option("--lanes", help="Rankings to use, fused per session: items, messages, and vectors when the semantic lane is on (default: all of them).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Search past work: literal words, best match first, recent work slightly favoured. The items'
-    summaries and the sessions' transcript messages are ranked apart and fused per session (with
-    the semantic lane on, the vectors too)."""
+    """Search past work: literal words, best match first, recent work slightly favoured.
+
+    The items' summaries and the sessions' transcript messages are ranked apart and fused per
+    session (with the semantic lane on, the vectors too)."""
     from jezero import query as q
 
     with _library() as (conn, cfg):
