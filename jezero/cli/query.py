@@ -94,7 +94,7 @@ def semantic_lane(cfg):
 @app.command()
 def later(
     item_id: Annotated[int, typer.Argument(help="The item whose subject to follow.")],
-    query: Annotated[Optional[str], typer.Argument(help="The subject in a few words (default: the item's title and its decisions and files).")] = None,
+    query: Annotated[Optional[str], typer.Argument(help="Words that narrow the subject; the item's own (its decisions and files, else its title) always apply.")] = None,
     limit: LimitOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

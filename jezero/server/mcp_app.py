@@ -74,8 +74,8 @@ words to the query. Then get_item for the full record and later before relying o
     "later": """\
 Newer items on the same subject as an item, newest first: what changed since. Call it before \
 answering with a decision, plan, status or number taken from an item: a later session may have \
-revised it. Pass the decision's own words as query to make the subject precise (the item's title \
-and what it decided and touched are used otherwise). matched_by = "subject": these items match the subject. matched_by = \
+revised it. Pass the decision's own words as query to make the subject precise (they narrow the item's own \
+subject, what it decided and touched, and do not replace it). matched_by = "subject": these items match the subject. matched_by = \
 "project_timeline": nothing newer matched; these are just the project's newer items, context and \
 not evidence of a change.""",
     "timeline": """\
@@ -244,7 +244,8 @@ def build_mcp_server(
         project: Project = None,
         source: Source = None,
         since: Since = None,
-        limit: _limit(10) = None,
+        # search's default is the config's (`[search] default_limit`), the others' are fixed.
+        limit: _limit(registry.config().search.default_limit) = None,
         explain: Annotated[bool, Field(description="Add how each score was made up.")] = False,
         lanes: Annotated[list[Literal["items", "messages", "vectors"]] | None, Field(
             description="Only these rankings: items (the summaries), messages (the transcripts), vectors (the "
@@ -273,7 +274,7 @@ def build_mcp_server(
     @server.tool(title="Newer work on the same subject", description=DESCRIPTIONS["later"], annotations=READ_ONLY)
     def later(
         item_id: ItemId,
-        query: Annotated[str | None, Field(description="The subject in a few words (default: the item's title).")] = None,
+        query: Annotated[str | None, Field(description="Words that narrow the subject; the item's own (its decisions and files, else its title) always apply.")] = None,
         limit: _limit(5) = None,
     ) -> CallToolResult:
         found = tools.run(q.later, query, item_id=item_id, allowed=tools.allowed(), limit=limit, options=tools.options())
