@@ -284,7 +284,7 @@ def recall(
     source: Annotated[Optional[str], typer.Option("--source", help="Only this source (exact name).")] = None,
     min_messages: Annotated[Optional[int], typer.Option("--min-messages", help="Only sessions with at least this many messages.")] = None,
     sort: Annotated[Optional[str], typer.Option("--sort", help="relevance (default), newest or oldest.")] = None,
-    window: Annotated[Optional[int], typer.Option("--window", "-w", help="Messages shown either side of each hit (default 2).")] = None,
+    window: Annotated[Optional[int], typer.Option("--window", "-w", help="Messages shown either side of each hit (default 2, at most 10).")] = None,
     discover: Annotated[bool, typer.Option("--discover", help="One hit per project: each matching project's newest.")] = False,
     limit: LimitOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show the rule that placed each hit.")] = False,
