@@ -132,10 +132,11 @@ def plugins(
     if json_out or (json_out is None and not is_terminal()):
         print_json(info)
         return
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table("plugin", "distribution", "version", "hooks")
     for p in info:
-        hooks = ", ".join(p["hooks"]) if "error" not in p else f"[red]failed to load: {p['error']}[/red]"
+        hooks = ", ".join(p["hooks"]) if "error" not in p else f"[red]failed to load: {escape(p['error'])}[/red]"
         table.add_row(p["name"], p["distribution"] or "-", p["version"] or "-", hooks)
     out.print(table)
