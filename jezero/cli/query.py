@@ -286,7 +286,7 @@ def recall(
     sort: Annotated[Optional[str], typer.Option("--sort", help="relevance (default), newest or oldest.")] = None,
     window: Annotated[Optional[int], typer.Option("--window", "-w", help="Messages shown either side of each hit (default 2, at most 10).")] = None,
     discover: Annotated[bool, typer.Option("--discover", help="One hit per project: each matching project's newest.")] = False,
-    limit: LimitOpt = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="How many hits (default 10; capped at search.max_limit).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show the rule that placed each hit.")] = False,
     json_out: JsonOpt = False,
 ) -> None:

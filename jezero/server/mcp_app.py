@@ -326,7 +326,7 @@ def build_mcp_server(
         source: Source = None,
         min_messages: Annotated[int | None, Field(description="Only sessions with at least this many messages.")] = None,
         sort: Annotated[str | None, Field(description="relevance (default), newest or oldest.")] = None,
-        limit: _limit(10) = None,
+        limit: Annotated[int | None, Field(description="How many hits (default 10, capped by the server).")] = None,
         window: Annotated[int | None, Field(description="Messages shown either side of each hit (default 2, at most 10, 0 for none).")] = None,
         discover: Annotated[bool, Field(description="One hit per project: each matching project's newest.")] = False,
     ) -> CallToolResult:
