@@ -278,7 +278,7 @@ def recall(
     role: Annotated[Optional[list[str]], typer.Option("--role", help="Only this role (user, assistant, tool, system); repeatable.")] = None,
     tools: Annotated[bool, typer.Option("--tools", help="Also tool calls and their output.")] = False,
     subagents: Annotated[bool, typer.Option("--subagents", help="Also subagents' sessions.")] = False,
-    since: SinceOpt = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Only messages at or after this date or ISO datetime (UTC unless it says otherwise).")] = None,
     before: Annotated[Optional[str], typer.Option("--before", help="Only messages before this ISO datetime; a bare date includes that day.")] = None,
     project: Annotated[Optional[list[str]], typer.Option("--project", "-p", help="Only this project (exact name); repeatable.")] = None,
     source: Annotated[Optional[str], typer.Option("--source", help="Only this source (exact name).")] = None,

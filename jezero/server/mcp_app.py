@@ -320,7 +320,7 @@ def build_mcp_server(
         role: Annotated[str | None, Field(description="Only messages of this role: user, assistant, tool or system.")] = None,
         include_tools: Annotated[bool, Field(description="Also tool calls and their output.")] = False,
         include_subagents: Annotated[bool, Field(description="Also subagents' sessions.")] = False,
-        since: Since = None,
+        since: Annotated[str | None, Field(description="Only messages at or after this date or ISO datetime (UTC unless an offset is given).")] = None,
         before: Annotated[str | None, Field(description="Only messages before this ISO datetime (a bare date includes that day).")] = None,
         projects: Annotated[list[str] | None, Field(description="Only these projects (exact names, see catalog).")] = None,
         source: Source = None,
