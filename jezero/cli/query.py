@@ -51,7 +51,7 @@ def search(
     since: SinceOpt = None,
     limit: LimitOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made up.")] = False,
-    lanes: Annotated[Optional[str], typer.Option("--lanes", help="Rankings to use, fused per session: items, messages, and vectors when the semantic lane is on (default: all of them).")] = None,
+    lanes: Annotated[Optional[str], typer.Option("--lanes", help="Rankings to use, comma-separated, fused per session: items, messages, and vectors when the semantic lane is on (default: all of them).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Search past work: literal words, best match first, recent work slightly favoured.
