@@ -64,9 +64,10 @@ def init(
     if json_out:
         print_json(result)
         return
-    out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}")
+    # markup=False: a path may hold brackets ("~/lib[dev]"), which Rich would drop as a style tag.
+    out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}", markup=False)
     out.print(f"library: {library} ({'created' if not existed else 'already there'}, schema v{version}, "
-              f"SQLite {result['sqlite']}, tokenizer {cfg.storage.tokenizer!r})")
+              f"SQLite {result['sqlite']}, tokenizer {cfg.storage.tokenizer!r})", markup=False)
 
 
 def _init_other(cfg, cfg_path, created_config: bool, json_out: bool) -> None:
@@ -83,8 +84,8 @@ def _init_other(cfg, cfg_path, created_config: bool, json_out: bool) -> None:
     if json_out:
         print_json(result)
         return
-    out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}")
-    out.print(f"library: {result['library']} (schema v{version}, tokenizer {cfg.storage.tokenizer!r})")
+    out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}", markup=False)
+    out.print(f"library: {result['library']} (schema v{version}, tokenizer {cfg.storage.tokenizer!r})", markup=False)
 
 
 @app.command("check-config")
