@@ -23,24 +23,30 @@ def help_text(*args: str) -> str:
     return "\n".join(line.rstrip() for line in out.strip("\n").splitlines())
 
 
-def commands() -> list[str]:
+def commands() -> list[tuple[str, ...]]:
+    """Every command, and after a group (`warnings`, `device`) each of its subcommands, whose
+    options (`ack --match`, `approve`'s digest) a user acts on too."""
     from jezero.cli import app
     import typer.main
 
     group = typer.main.get_group(app)
-    return list(group.commands)
+    out: list[tuple[str, ...]] = []
+    for name, command in group.commands.items():
+        out.append((name,))
+        out += [(name, sub) for sub in getattr(command, "commands", {})]
+    return out
 
 
 def render() -> str:
     names = commands()
     # One process per command, a few at once: each start is mostly imports, the same for all.
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
-        top, *texts = pool.map(lambda args: help_text(*args), [(), *((name,) for name in names)])
+        top, *texts = pool.map(lambda args: help_text(*args), [(), *names])
     parts = ["# Command reference", "",
              "Generated from `jezero --help` by `scripts/gen_cli_docs.py`; a test fails when it is out of date.",
              "", "```text", top, "```", ""]
     for name, text in zip(names, texts):
-        parts += [f"## jezero {name}", "", "```text", text, "```", ""]
+        parts += [f"{'##' if len(name) == 1 else '###'} jezero {' '.join(name)}", "", "```text", text, "```", ""]
     return "\n".join(parts)
 
 

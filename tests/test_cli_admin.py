@@ -31,6 +31,14 @@ def test_init_at_a_configured_path(run_cli, tmp_path):
     assert (tmp_path / "elsewhere" / "lib.sqlite3").exists()
 
 
+def test_init_prints_a_path_with_brackets_as_it_is(run_cli, tmp_path):
+    # Rich markup dropped "[dev]" from "lib[dev]" as a style tag.
+    cfg = tmp_path / "jz.toml"
+    cfg.write_text(f'[storage]\npath = "{tmp_path / "lib[dev]" / "lib.sqlite3"}"\n')
+    proc = run_cli("--config", str(cfg), "init", env={"COLUMNS": "300"}, check=True)
+    assert str(tmp_path / "lib[dev]" / "lib.sqlite3") in proc.stdout
+
+
 def test_init_refuses_a_library_built_with_another_tokenizer(run_cli, tmp_path):
     cfg = tmp_path / "jz.toml"
     cfg.write_text(f'[storage]\npath = "{tmp_path / "lib.sqlite3"}"\n')

@@ -42,3 +42,17 @@ def test_a_large_fts5_library_is_told_how_to_move_to_tantivy(tmp_path, run_cli):
         assert "search engine: tantivy, but no installed plugin gives it" in tantivy.stdout
     unknown = run_cli("--config", str(_config(tmp_path, library, "nope")), "status", check=True)
     assert "search engine: nope, but no installed plugin gives it: searching with fts5" in unknown.stdout
+
+
+def test_status_prints_a_last_error_as_written(tmp_path, run_cli):
+    # The status table is Rich: a cell holding "[inbox] path" lost the bracketed word as a style tag.
+    from jezero.store import Store
+
+    library, _ = build(tmp_path, [item("Database migrations cleanup", "Squashed the migrations.")])
+    config = _config(tmp_path, library)
+    config.write_text(config.read_text() + f'\n[[connectors]]\nname = "laptop"\ntype = "claude"\n'
+                      f'options = {{ path = "{tmp_path}" }}\n')
+    with Store(library) as store:
+        store.record_run("laptop", error="cannot read [inbox] path [bold]x[/bold]", warnings=[], ok=False)
+    status = run_cli("--config", str(config), "status", env={"COLUMNS": "200"}, check=True)
+    assert "cannot read [inbox] path [bold]x[/bold]" in status.stdout

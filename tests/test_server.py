@@ -131,6 +131,16 @@ async def test_six_read_only_tools_and_the_protocol(cfg):
         assert client.server_info.name == "jezero"
 
 
+@pytest.mark.anyio
+async def test_search_says_the_configured_default_limit(library):
+    # The tool's schema said "default 10" whatever [search] default_limit held.
+    cfg = Config.model_validate({"storage": {"path": str(library)}, "search": {"engine": ENGINE, "default_limit": 3}})
+    async with Client(build_mcp_server(cfg)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert "default 3," in tools["search"].input_schema["properties"]["limit"]["description"]
+        assert "default 5," in tools["later"].input_schema["properties"]["limit"]["description"]
+
+
 @pytest.mark.parametrize("mode", ["thread", "request"])
 def test_requests_read_through_read_only_connections(library, mode):
     reader = Library(library, mode=mode)

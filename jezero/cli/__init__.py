@@ -15,7 +15,7 @@ It reads the transcripts your agents (Claude Code, Codex, ...) leave on disk, su
 
 Start here:
 
-  jezero up              ingest this computer's Claude Code and Codex sessions and serve them
+  jezero up              ingest this computer's agent sessions (Claude Code, Codex, ...) and serve them
   jezero up --demo       the same on made-up sessions, in a throwaway folder
   jezero                 (no command) the terminal app over the running server; `jezero ui --demo` on made-up data
 

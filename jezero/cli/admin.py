@@ -64,9 +64,10 @@ def init(
     if json_out:
         print_json(result)
         return
-    out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}")
+    # markup=False: a path may hold brackets ("~/lib[dev]"), which Rich would drop as a style tag.
+    out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}", markup=False)
     out.print(f"library: {library} ({'created' if not existed else 'already there'}, schema v{version}, "
-              f"SQLite {result['sqlite']}, tokenizer {cfg.storage.tokenizer!r})")
+              f"SQLite {result['sqlite']}, tokenizer {cfg.storage.tokenizer!r})", markup=False)
 
 
 def _init_other(cfg, cfg_path, created_config: bool, json_out: bool) -> None:
@@ -83,8 +84,8 @@ def _init_other(cfg, cfg_path, created_config: bool, json_out: bool) -> None:
     if json_out:
         print_json(result)
         return
-    out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}")
-    out.print(f"library: {result['library']} (schema v{version}, tokenizer {cfg.storage.tokenizer!r})")
+    out.print(f"config:  {cfg_path}{' (created)' if created_config else ''}", markup=False)
+    out.print(f"library: {result['library']} (schema v{version}, tokenizer {cfg.storage.tokenizer!r})", markup=False)
 
 
 @app.command("check-config")
@@ -132,10 +133,11 @@ def plugins(
     if json_out or (json_out is None and not is_terminal()):
         print_json(info)
         return
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table("plugin", "distribution", "version", "hooks")
     for p in info:
-        hooks = ", ".join(p["hooks"]) if "error" not in p else f"[red]failed to load: {p['error']}[/red]"
+        hooks = ", ".join(p["hooks"]) if "error" not in p else f"[red]failed to load: {escape(p['error'])}[/red]"
         table.add_row(p["name"], p["distribution"] or "-", p["version"] or "-", hooks)
     out.print(table)

@@ -17,11 +17,11 @@ def embed(
     batch: Annotated[int, typer.Option("--batch", help="Items embedded per transaction (a killed run loses at most one batch).", min=1)] = 64,
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Embed the library for the semantic lane ([semantic] in the config): every item whose vectors
-    are missing or older than the item, all of them when the embedder's model changed.
+    """Embed the library for the semantic lane (\\[semantic] in the config).
 
-    Resumable: stopped at any point, the next run goes on from the first item still to embed and
-    never embeds one twice.
+    Embeds every item whose vectors are missing or older than the item, all of them when the
+    embedder's model changed. Resumable: stopped at any point, the next run goes on from the first
+    item still to embed and never embeds one twice.
     """
     from jezero.ingest import embed as embedding
     from jezero.ingest.runner import RunLocked

@@ -18,7 +18,7 @@ FTS5_ADVICE_ITEMS = 30_000
 
 @app.command()
 def reindex(
-    engine: Annotated[Optional[str], typer.Option("--engine", help="The index engine (default: [search] engine in the config).")] = None,
+    engine: Annotated[Optional[str], typer.Option("--engine", help="The index engine (default: \\[search] engine in the config).")] = None,
     catch_up: Annotated[bool, typer.Option("--catch-up", help="Apply only the changes the index lacks instead of rebuilding it.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:

@@ -94,7 +94,10 @@ def run(
 
 @app.command()
 def status(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False) -> None:
-    """Each connector: items, last run, last success, last error."""
+    """Each connector: items, last run, last success, last error, open warnings.
+
+    Then which engine searches the library and whether the semantic lane is on (--json gives the
+    connectors only)."""
     from jezero.ingest.runner import status as status_of
 
     cfg = load_config()
@@ -103,11 +106,14 @@ def status(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.
         print_json(rows)
         return
     from rich.table import Table
+    from rich.text import Text
 
     table = Table("connector", "type", "items", "last run", "last success", "last error", "warnings")
     for r in rows:
-        table.add_row(r["name"], r["type"], str(r["items"]), r["last_run_at"] or "never",
-                      r["last_success_at"] or "never", r["last_error"] or "", str(r["warnings"] or ""))
+        # Text, not markup: an error names config keys ("[inbox] path") that Rich would drop as tags.
+        table.add_row(*(Text(cell) for cell in (r["name"], r["type"], str(r["items"]), r["last_run_at"] or "never",
+                                                 r["last_success_at"] or "never", r["last_error"] or "",
+                                                 str(r["warnings"] or ""))))
     out.print(table)
     open_warnings = sum(r["warnings"] for r in rows)
     if open_warnings:

@@ -51,12 +51,13 @@ def search(
     since: SinceOpt = None,
     limit: LimitOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made up.")] = False,
-    lanes: Annotated[Optional[str], typer.Option("--lanes", help="Rankings to use, fused per session: items, messages, and vectors when the semantic lane is on (default: all of them).")] = None,
+    lanes: Annotated[Optional[str], typer.Option("--lanes", help="Rankings to use, comma-separated, fused per session: items, messages, and vectors when the semantic lane is on (default: all of them).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Search past work: literal words, best match first, recent work slightly favoured. The items'
-    summaries and the sessions' transcript messages are ranked apart and fused per session (with
-    the semantic lane on, the vectors too)."""
+    """Search past work: literal words, best match first, recent work slightly favoured.
+
+    The items' summaries and the sessions' transcript messages are ranked apart and fused per
+    session (with the semantic lane on, the vectors too)."""
     from jezero import query as q
 
     with _library() as (conn, cfg):
@@ -93,7 +94,7 @@ def semantic_lane(cfg):
 @app.command()
 def later(
     item_id: Annotated[int, typer.Argument(help="The item whose subject to follow.")],
-    query: Annotated[Optional[str], typer.Argument(help="The subject in a few words (default: the item's title and its decisions and files).")] = None,
+    query: Annotated[Optional[str], typer.Argument(help="Words that narrow the subject; the item's own (its decisions and files, else its title) always apply.")] = None,
     limit: LimitOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -280,15 +281,15 @@ def recall(
     role: Annotated[Optional[list[str]], typer.Option("--role", help="Only this role (user, assistant, tool, system); repeatable.")] = None,
     tools: Annotated[bool, typer.Option("--tools", help="Also tool calls and their output.")] = False,
     subagents: Annotated[bool, typer.Option("--subagents", help="Also subagents' sessions.")] = False,
-    since: SinceOpt = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Only messages at or after this date or ISO datetime (UTC unless it says otherwise).")] = None,
     before: Annotated[Optional[str], typer.Option("--before", help="Only messages before this ISO datetime; a bare date includes that day.")] = None,
     project: Annotated[Optional[list[str]], typer.Option("--project", "-p", help="Only this project (exact name); repeatable.")] = None,
     source: Annotated[Optional[str], typer.Option("--source", help="Only this source (exact name).")] = None,
     min_messages: Annotated[Optional[int], typer.Option("--min-messages", help="Only sessions with at least this many messages.")] = None,
     sort: Annotated[Optional[str], typer.Option("--sort", help="relevance (default), newest or oldest.")] = None,
-    window: Annotated[Optional[int], typer.Option("--window", "-w", help="Messages shown either side of each hit (default 2).")] = None,
+    window: Annotated[Optional[int], typer.Option("--window", "-w", help="Messages shown either side of each hit (default 2, at most 10).")] = None,
     discover: Annotated[bool, typer.Option("--discover", help="One hit per project: each matching project's newest.")] = False,
-    limit: LimitOpt = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="How many hits (default 10; capped at search.max_limit).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show the rule that placed each hit.")] = False,
     json_out: JsonOpt = False,
 ) -> None:

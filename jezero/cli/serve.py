@@ -37,7 +37,7 @@ def serve(
     port: Annotated[Optional[int], typer.Option("--port", help="Port to listen on (default: \\[server] port, 8765).")] = None,
     client: Annotated[Optional[str], typer.Option("--client", help="stdio only: read with the source patterns of this configured client instead of every source.")] = None,
     connections: Annotated[Connections, typer.Option("--connections", help="Read-only SQLite connections: one kept per worker thread, or one per request.")] = Connections.thread,
-    readers: Annotated[Optional[int], typer.Option("--readers", min=1, help="How many requests read the library at once; the others wait their turn (default: one per CPU core).")] = None,
+    readers: Annotated[Optional[int], typer.Option("--readers", min=1, help="How many requests read the library at once; the others wait their turn (default: one per CPU core, at least 2).")] = None,
     workers: Annotated[int, typer.Option("--workers", min=0, help="http only: server processes sharing the port, each reading the same library and watching the same config (--readers is per process; default with several: the cores shared out). 0: one per CPU core, at most 4.")] = 1,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error (to stderr).")] = "info",
 ) -> None:

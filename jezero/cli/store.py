@@ -13,14 +13,16 @@ from jezero.cli.common import err, fail, load_config, out, print_json
 @app.command("migrate-store")
 def migrate_store(
     to: Annotated[str, typer.Option("--to", help="Where to copy the library: postgres (from the SQLite file) or sqlite (from PostgreSQL).")],
-    url_env: Annotated[Optional[str], typer.Option("--url-env", help="The environment variable holding the PostgreSQL connection string (default: [storage] url_env).")] = None,
+    url_env: Annotated[Optional[str], typer.Option("--url-env", help="The environment variable holding the PostgreSQL connection string (default: \\[storage] url_env).")] = None,
     path: Annotated[Optional[str], typer.Option("--path", help="The SQLite file (default: the configured library path).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Copy the library between SQLite and PostgreSQL: items (with their ids), messages, cursors,
-    connector state, warnings and summarizer calls; the destination builds its own search index.
-    Resumable (run it again after an interruption: only what is missing is copied) and verified
-    (counts and a content hash per table, on both sides). Then set [storage] backend to the new one."""
+    """Copy the library between SQLite and PostgreSQL, verified and resumable.
+
+    Copies items (with their ids), messages, cursors, connector state, warnings and summarizer
+    calls; the destination builds its own search index. Resumable (run it again after an
+    interruption: only what is missing is copied) and verified (counts and a content hash per
+    table, on both sides). Then set \\[storage] backend to the new one."""
     import os
     from pathlib import Path
 

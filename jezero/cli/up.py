@@ -19,8 +19,8 @@ def up(
 ) -> None:
     """Find this computer's agent sessions, ingest them, and serve them over MCP.
 
-    Each installed connector plugin looks for its own agent's store (Claude Code and Codex with
-    `jezero[all]`). Needs no config, key or network: it writes a config for the stores it finds and
+    Each installed connector plugin looks for its own agent's store (Claude Code, Codex, Gemini
+    CLI, Copilot CLI and OpenCode with `jezero\\[all]`). Needs no config, key or network: it writes a config for the stores it finds and
     a local client key, uses the offline summarizer unless a model is configured, and prints how to
     connect Claude Code and Codex.
     """

@@ -74,8 +74,8 @@ words to the query. Then get_item for the full record and later before relying o
     "later": """\
 Newer items on the same subject as an item, newest first: what changed since. Call it before \
 answering with a decision, plan, status or number taken from an item: a later session may have \
-revised it. Pass the decision's own words as query to make the subject precise (the item's title \
-and what it decided and touched are used otherwise). matched_by = "subject": these items match the subject. matched_by = \
+revised it. Pass the decision's own words as query to make the subject precise (they narrow the item's own \
+subject, what it decided and touched, and do not replace it). matched_by = "subject": these items match the subject. matched_by = \
 "project_timeline": nothing newer matched; these are just the project's newer items, context and \
 not evidence of a change.""",
     "timeline": """\
@@ -244,7 +244,8 @@ def build_mcp_server(
         project: Project = None,
         source: Source = None,
         since: Since = None,
-        limit: _limit(10) = None,
+        # search's default is the config's (`[search] default_limit`), the others' are fixed.
+        limit: _limit(registry.config().search.default_limit) = None,
         explain: Annotated[bool, Field(description="Add how each score was made up.")] = False,
         lanes: Annotated[list[Literal["items", "messages", "vectors"]] | None, Field(
             description="Only these rankings: items (the summaries), messages (the transcripts), vectors (the "
@@ -273,7 +274,7 @@ def build_mcp_server(
     @server.tool(title="Newer work on the same subject", description=DESCRIPTIONS["later"], annotations=READ_ONLY)
     def later(
         item_id: ItemId,
-        query: Annotated[str | None, Field(description="The subject in a few words (default: the item's title).")] = None,
+        query: Annotated[str | None, Field(description="Words that narrow the subject; the item's own (its decisions and files, else its title) always apply.")] = None,
         limit: _limit(5) = None,
     ) -> CallToolResult:
         found = tools.run(q.later, query, item_id=item_id, allowed=tools.allowed(), limit=limit, options=tools.options())
@@ -319,14 +320,14 @@ def build_mcp_server(
         role: Annotated[str | None, Field(description="Only messages of this role: user, assistant, tool or system.")] = None,
         include_tools: Annotated[bool, Field(description="Also tool calls and their output.")] = False,
         include_subagents: Annotated[bool, Field(description="Also subagents' sessions.")] = False,
-        since: Since = None,
+        since: Annotated[str | None, Field(description="Only messages at or after this date or ISO datetime (UTC unless an offset is given).")] = None,
         before: Annotated[str | None, Field(description="Only messages before this ISO datetime (a bare date includes that day).")] = None,
         projects: Annotated[list[str] | None, Field(description="Only these projects (exact names, see catalog).")] = None,
         source: Source = None,
         min_messages: Annotated[int | None, Field(description="Only sessions with at least this many messages.")] = None,
         sort: Annotated[str | None, Field(description="relevance (default), newest or oldest.")] = None,
-        limit: _limit(10) = None,
-        window: Annotated[int | None, Field(description="Messages shown either side of each hit (default 2, 0 for none).")] = None,
+        limit: Annotated[int | None, Field(description="How many hits (default 10, capped by the server).")] = None,
+        window: Annotated[int | None, Field(description="Messages shown either side of each hit (default 2, at most 10, 0 for none).")] = None,
         discover: Annotated[bool, Field(description="One hit per project: each matching project's newest.")] = False,
     ) -> CallToolResult:
         found = tools.run(q.recall, query, boolean=boolean, allowed=tools.allowed(), role=role,
