@@ -853,10 +853,11 @@ class TantivyIndex(DerivedIndex):
             return wq
         if wq is not None and self.substring_word_rows is not None and max(held) > self.substring_word_rows:
             return wq  # the words field answers a word this common (SUBSTRING_WORD_ROWS)
-        freqs = [searcher.doc_freq("tri", g) for g in set(grams)]
-        if min(freqs) == 0:
+        freqs = {g: searcher.doc_freq("tri", g) for g in set(grams)}
+        rarest = min(freqs.values())
+        if rarest == 0:
             return wq
-        if wq is not None and min(freqs) > SUBSTRING_MAX_ROWS:
+        if wq is not None and rarest > SUBSTRING_MAX_ROWS:
             return wq
         if isinstance(wq, tuple):
             wq = tantivy.Query.boolean_query([(tantivy.Occur.Should, part) for part in wq])
@@ -867,7 +868,7 @@ class TantivyIndex(DerivedIndex):
         if not SUBSTRING_AS_FTS5:
             tq = tantivy.Query.boost_query(q, SUBSTRING_SUM_WEIGHT)
             return tantivy.Query.boolean_query([(tantivy.Occur.Should, wq), (tantivy.Occur.Should, tq)])
-        tq = tantivy.Query.boost_query(self._substring_on_fts5_idf(searcher, q, grams, dict(zip(set(grams), freqs))),
+        tq = tantivy.Query.boost_query(self._substring_on_fts5_idf(searcher, q, grams, freqs),
                                        SUBSTRING_WEIGHT)
         return tantivy.Query.disjunction_max_query([wq, tq], 0.0)
 
