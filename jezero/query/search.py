@@ -45,6 +45,16 @@ LATER_KEEP_CLOSEST = 2
 # Revisions whose own subject is followed to the next one (each costs two searches). Half A: one
 # found the third step of every coding chain; more also followed wrong hits in the chats (B 0.75 -> 0.55).
 LATER_FOLLOW = 1
+# In a project larger than LATER_POOL, the pool that distinctive_terms counts words in is the 50
+# items that match the whole subject best (mostly the item's own small talk), not the project: a
+# word most of them lack may still be in hundreds of the project's sessions (`Monday`, `party`,
+# `Nadia` in a chat: 85, 50, 23 of 530). Then a hit must also hold a distinctive word that few
+# items of the whole scope hold (at most distinctive_terms' bar, counted by a search of the word
+# in the scope). The relevance bars stay on all the distinctive words: dropping the common ones
+# from the subject instead lowered the item's own relevance and let three unrelated coding sessions
+# in (padded coding precision 0.947 -> 0.818). Measured (benchmarks/retrieval/README.md, branch
+# later3): padded chats precision 0.556 -> 1.000 (12 wrong -> 0, all in half B), recall 0.938
+# unchanged; unpadded, where pools are not full, nothing changes.
 LATER_COUNT_IN_SCOPE = True
 
 # _in_parts(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
@@ -571,8 +581,10 @@ def later(
        (inclusive), LATER_POOL results, pure relevance.
     2. Drop the item; keep hits with relevance >= current.DISTINCT_SELF_SHARE x the item's own
        and >= LATER_MIN_SHARE x the best other hit, and (current.FILES_ALONE) holding a word of
-       the subject beyond the item's file paths when it has such words; then the same from the
-       oldest such hit's own subject, the chain's next step (LATER_FOLLOW: a chain drifts).
+       the subject beyond the item's file paths when it has such words, and (LATER_COUNT_IN_SCOPE)
+       in a project larger than LATER_POOL, a distinctive word that few items of the whole project
+       hold; then the same from the oldest such hit's own subject, the chain's next step
+       (LATER_FOLLOW: a chain drifts).
     With a query: search it the same way (current.SELF_SHARE x the item's own relevance for it),
     and keep only the hits that step 2 keeps too (its next step at current.SELF_SHARE: the query's
     bars apply as well): the words narrow the subject, they do not replace it.
