@@ -243,3 +243,46 @@ def test_a_newer_item_sharing_only_a_file_is_not_a_revision(state, monkeypatch):
     current_mod.forget()
     found = later(conn, ids[0], now=NOW)
     assert found["matched_by"] == "subject" and ids_of(found) == [ids[1]]  # on the file's words it looked like one
+
+
+@pytest.fixture
+def big_chat(tmp_path):
+    """A conversation larger than later's pool (LATER_POOL, 50). A dinner at the Crown is booked,
+    then moved in a later session, which names the Crown again. Sixty sessions of small talk
+    repeat the first session's title: they are the 50 that match its whole subject best. Eighty
+    more hold one of `booked`, `dinner`, `Monday`, `evening` each: common in the conversation,
+    yet nearly absent from those 50. A newer session books a dinner at home on a Monday evening."""
+    small = "Maya: that sounds stressful, hope it settles down at work"
+    items = [
+        item(small, "Maya and Tom talked.", days_ago=300, project="maya-tom",
+             atoms=["Maya: We booked dinner at the Crown on Monday evening for the anniversary."]),
+        *(item(small, f"Maya and Tom talked, round {i}.", days_ago=290 - i, project="maya-tom") for i in range(60)),
+        *(item(f"{word} {FILL[i % len(FILL)]}", f"A {word} note, {i}.", days_ago=220 - i, project="maya-tom")
+          for word in ("booked", "dinner", "Monday", "evening") for i in range(20)),
+        item("Maya: long week", "Maya and Tom talked.", days_ago=100, project="maya-tom",
+             atoms=["Tom: we booked dinner at home on Monday evening, just pasta."]),
+        item("Maya: good news", "Maya and Tom talked.", days_ago=50, project="maya-tom",
+             atoms=["Maya: the Crown moved our anniversary table to Friday."]),
+        *filler(30, project="elsewhere"),
+    ]
+    path, ids = build(tmp_path, items)
+    conn = open_readonly(path)
+    yield conn, ids
+    conn.close()
+
+
+FILL = ["kettle", "pigeon", "walnut", "meadow", "copper", "lantern", "harbour", "violet", "saddle", "quarry"]
+
+
+def test_in_a_large_project_a_word_many_of_its_items_hold_is_no_shared_subject(big_chat, monkeypatch):
+    """The pool of the 50 best matches is not the project: `booked`, `dinner`, `Monday` and
+    `evening` are in under a quarter of it, and in 20 sessions each of the project. A newer
+    session sharing only those words is not on the subject (LATER_COUNT_IN_SCOPE); the one that
+    names the Crown is."""
+    conn, ids = big_chat
+    home, crown = ids[-32], ids[-31]
+    found = later(conn, ids[0], now=NOW)
+    assert found["matched_by"] == "subject" and ids_of(found) == [crown]
+    monkeypatch.setattr(importlib.import_module("jezero.query.search"), "LATER_COUNT_IN_SCOPE", False)
+    importlib.import_module("jezero.query.current").forget()
+    assert home in ids_of(later(conn, ids[0], now=NOW))  # counted in the pool, the shared words passed

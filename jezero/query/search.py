@@ -45,6 +45,17 @@ LATER_KEEP_CLOSEST = 2
 # Revisions whose own subject is followed to the next one (each costs two searches). Half A: one
 # found the third step of every coding chain; more also followed wrong hits in the chats (B 0.75 -> 0.55).
 LATER_FOLLOW = 1
+# In a project larger than LATER_POOL, the pool that distinctive_terms counts words in is the 50
+# items that match the whole subject best (mostly the item's own small talk), not the project: a
+# word most of them lack may still be in hundreds of the project's sessions (`Monday`, `party`,
+# `Nadia` in a chat: 85, 50, 23 of 530). Then a hit must also hold a distinctive word that few
+# items of the whole scope hold (at most distinctive_terms' bar, counted by a search of the word
+# in the scope). The relevance bars stay on all the distinctive words: dropping the common ones
+# from the subject instead lowered the item's own relevance and let three unrelated coding sessions
+# in (padded coding precision 0.947 -> 0.818). Measured (benchmarks/retrieval/README.md, branch
+# later3): padded chats precision 0.556 -> 1.000 (12 wrong -> 0, all in half B), recall 0.938
+# unchanged; unpadded, where pools are not full, nothing changes.
+LATER_COUNT_IN_SCOPE = True
 
 # _in_parts(): a term in at most DRIVER_MAX_ROWS / 2 rows (by the sample) can drive a query whose
 # other terms include one in HEAVY_ROWS rows and HEAVY_SHARE of the library or more (below that,
@@ -570,8 +581,10 @@ def later(
        (inclusive), LATER_POOL results, pure relevance.
     2. Drop the item; keep hits with relevance >= current.DISTINCT_SELF_SHARE x the item's own
        and >= LATER_MIN_SHARE x the best other hit, and (current.FILES_ALONE) holding a word of
-       the subject beyond the item's file paths when it has such words; then the same from the
-       oldest such hit's own subject, the chain's next step (LATER_FOLLOW: a chain drifts).
+       the subject beyond the item's file paths when it has such words, and (LATER_COUNT_IN_SCOPE)
+       in a project larger than LATER_POOL, a distinctive word that few items of the whole project
+       hold; then the same from the oldest such hit's own subject, the chain's next step
+       (LATER_FOLLOW: a chain drifts).
     With a query: search it the same way (current.SELF_SHARE x the item's own relevance for it),
     and keep only the hits that step 2 keeps too (its next step at current.SELF_SHARE: the query's
     bars apply as well): the words narrow the subject, they do not replace it.
@@ -628,11 +641,15 @@ def _on_its_subject(conn, item: dict, allowed, options: SearchConfig, now, scope
     while anchors and followed <= LATER_FOLLOW:
         anchor = anchors.pop(0)
         followed += 1
-        subject, terms = _distinctive(conn, anchor, allowed, options, now, scope)
+        (subject, terms), rare_terms = _distinctive_and_rare(conn, anchor, allowed, options, now, scope)
         found = _fair(conn, anchor, subject, allowed, options, now, scope,
                       current.DISTINCT_SELF_SHARE if anchor is item else follow_share)
         if terms and found:  # a shared file is not a shared subject (current.FILES_ALONE)
-            found = current.beyond_files(current._Texts(conn, (), library_tokenizer(conn)), anchor, terms, found)
+            texts = current._Texts(conn, (), library_tokenizer(conn))
+            found = current.beyond_files(texts, anchor, terms, found)
+            if rare_terms is not None and len(rare_terms) < len(terms):
+                # nor is a word hundreds of the project's items hold (LATER_COUNT_IN_SCOPE)
+                found = [h for h in found if any(texts.held([h["id"]], t) for t in rare_terms)]
         new = sorted((h for h in found if h["id"] not in kept and h["id"] != item["id"]),
                      key=lambda h: (-h["score"], -h["id"]))
         kept.update((h["id"], h) for h in new)
@@ -649,6 +666,12 @@ def _distinctive_subject(conn, item: dict, allowed, options: SearchConfig, now, 
 
 def _distinctive(conn, item: dict, allowed, options: SearchConfig, now, scope: dict) -> tuple[str, list]:
     """_distinctive_subject, and its distinctive terms (empty when none is that rare)."""
+    return _distinctive_and_rare(conn, item, allowed, options, now, scope)[0]
+
+
+def _distinctive_and_rare(conn, item: dict, allowed, options: SearchConfig, now, scope: dict):
+    """(_distinctive's answer, the distinctive terms that few items of the whole scope hold, or
+    None when the pool holds every item with a subject word and already counted them so)."""
     tokenizer = library_tokenizer(conn)
     text = current.subject_text(conn, item)
     pool = _search(conn, text, allowed=allowed, limit=LATER_POOL, options=options, now=now, recency_weight=0.0,
@@ -656,9 +679,30 @@ def _distinctive(conn, item: dict, allowed, options: SearchConfig, now, scope: d
     # A pool under LATER_POOL holds every item of the scope with a subject word: a word's share is
     # then of the whole scope (in a project where every item names `heron`, a quarter of the
     # matches is not a quarter of the project).
-    total = _scope_size(conn, allowed, scope) if len(pool) < LATER_POOL else None
+    full = len(pool) >= LATER_POOL
+    total = _scope_size(conn, allowed, scope) if not full else None
     terms = current.distinctive_terms(conn, item, pool, tokenizer, total=total)
-    return (" ".join(t.quoted for t in terms), terms) if terms else (text, [])
+    if full and terms and LATER_COUNT_IN_SCOPE:
+        # A full pool is the LATER_POOL items that match the whole subject best, not the project:
+        # a word most of them lack may still be in hundreds of the project's other items. Count
+        # the holders in the scope itself, against the same bar (distinctive_terms' share of the
+        # pool).
+        bar = current.DISTINCT_SHARE * max(len([h for h in pool if h["id"] != item["id"]]), current.MIN_POOL)
+        rare_terms = [t for t in terms if _holders(conn, t, item, allowed, options, now, scope, int(bar) + 1) <= bar]
+    else:
+        rare_terms = None
+    return ((" ".join(t.quoted for t in terms), terms) if terms else (text, [])), rare_terms
+
+
+def _holders(conn, term, item: dict, allowed, options: SearchConfig, now, scope: dict, enough: int) -> int:
+    """How many items of the scope other than `item` hold `term`, counted up to `enough` (0 when
+    the search was cut by the time budget: the term is then kept, as distinctive_terms keeps
+    every term on an error)."""
+    hits = _search(conn, term.quoted, allowed=allowed, limit=enough + 1, options=options, now=now,
+                   recency_weight=0.0, **scope)
+    if getattr(hits, "cut", False):
+        return 0
+    return sum(1 for h in hits if h["id"] != item["id"])
 
 
 def _scope_size(conn, allowed, scope: dict) -> int:
