@@ -7,6 +7,8 @@ import sys
 from importlib.util import find_spec
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from jezero.cli.index import FTS5_ADVICE_ITEMS  # noqa: E402
@@ -46,6 +48,7 @@ def test_a_large_fts5_library_is_told_how_to_move_to_tantivy(tmp_path, run_cli):
 
 def test_status_prints_a_last_error_as_written(tmp_path, run_cli):
     # The status table is Rich: a cell holding "[inbox] path" lost the bracketed word as a style tag.
+    pytest.importorskip("jezero_connectors_claude")  # the connector the config names
     from jezero.store import Store
 
     library, _ = build(tmp_path, [item("Database migrations cleanup", "Squashed the migrations.")])
