@@ -47,6 +47,12 @@ where its evidence came from (gate_why()). Each session is shown by
 one item: the best item of the items lane when that lane found it (its title and atoms lead),
 else the item whose transcript holds the best message. On equal scores the items lane's order
 decides.
+
+After fusion the current-first rule runs again over the fused order (current_first()), guarded by
+the transcripts' evidence. A revision the items lane's current-first placed before an older hit
+whose transcript holds query words and only common ones (read at their newest rows, scoring
+alike: the lane could not weigh it) keeps that place (CAPPED_REVISION): its evidence is unknown,
+not lacking.
 """
 
 from __future__ import annotations
@@ -257,6 +263,17 @@ UNFOUND_ANCHOR = True
 # file). Half A padded: that query 5th -> 4th (coding A MRR@10 +0.001), nothing else moved in
 # any set, padded or not, on either engine.
 NAMES_LEFT_OUT = True
+# A revision the items lane's current-first placed before an older hit of its subject keeps that
+# place in the fused order when the messages lane could not weigh its transcript (CAPPED_REVISION):
+# every query word its transcript is known to hold (the lane's and READ_UNREAD's) is a common word,
+# read at its newest LANE_MAX_ROWS rows and scored alike, so CURRENT_EVIDENCE read it as holding
+# nothing and the fused current-first never moved it. Its transcript's evidence is unknown, not
+# lacking; the items' judgement of the pair (their titles and atoms) stands, under the names rule
+# (holds_names). With 2,000 distractor sessions stored after the judged ones, `how are TLS
+# certificates issued and renewed` (infra-tls-2: items 1st, placed before infra-tls-1, whose
+# transcript holds `renewed`, the one uncapped word, at full bm25): fused 2nd -> 1st on both
+# engines. No constant; figures in benchmarks/retrieval/README.md (branch decision3).
+CAPPED_REVISION = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -1086,7 +1103,38 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     for h in moved:
         h["score"] = fused_score[h["id"]]
         h.pop("revision_score", None)
+    if CAPPED_REVISION and held and lane:
+        moved = capped_revisions(moved, item_hits, held, set(lane[0].capped), holds_names)
     if current.TRANSCRIPT_SUBJECT and held and evidence and conn is not None:
         # the newer session holding the query's words, where the items do not say them (current.py)
         moved = current.newer_on_the_query(conn, moved, held, evidence, lane[0].capped if lane else ())
     return moved
+
+
+def capped_revisions(hits: list[dict], item_hits: list[dict], held: dict, capped: set,
+                     holds_names: Callable[[dict, dict], bool]) -> list[dict]:
+    """CAPPED_REVISION: each revision the items lane's current-first placed before an anchor
+    (item_hits.placed) goes just before that anchor in the fused order, when the anchor stands
+    above it, the revision's transcript holds query words and only common ones (`capped`: read
+    at their newest rows, scoring alike; `held`: the lane's and the read's terms per session), and
+    it holds every name of the query the anchor's transcript holds (`holds_names`)."""
+    placed = getattr(item_hits, "placed", None) or {}
+    if not placed or not capped:
+        return hits
+    by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
+    out = list(hits)
+    for revision_id, anchor_id in placed.items():
+        rev_key, anchor_key = by_id.get(revision_id), by_id.get(anchor_id)
+        where = {(h["source"], h["session_id"]): i for i, h in enumerate(out)}
+        if rev_key is None or anchor_key is None or rev_key not in where or anchor_key not in where:
+            continue
+        r, a = where[rev_key], where[anchor_key]
+        terms = held.get(rev_key, _NONE)
+        if r < a or not terms or not set(terms) <= capped or not holds_names(out[r], out[a]):
+            continue
+        hit = out.pop(r)
+        out.insert(a, hit)
+        if isinstance(hit.get("explain"), dict):
+            hit["explain"]["placed"] = {"rule": "capped_revision", "before": out[a + 1]["id"],
+                                        "held_terms": sorted(terms)}
+    return out
