@@ -66,3 +66,19 @@ def test_a_placed_revision_whose_transcript_holds_only_common_words_stands(tmp_p
     monkeypatch.setattr(fused, "CAPPED_REVISION", False)
     order, why = ranked(path, engine)
     assert order[:2] == ["old", "new"]  # as before: the evidence test read `new` as holding nothing
+
+
+def test_a_read_session_holding_common_words_alone_is_gated_against_its_like(tmp_path, engine,  # noqa: F811
+                                                                            monkeypatch):
+    # READ_ALIKE: `new`'s read finds `tls` (common, scored alike); the bar was `old`'s evidence,
+    # `renewed` at full bm25, so the gate read ~0; compared with the sessions whose evidence is
+    # common words alone (the `tls` logs, scoring alike), it is ~1
+    path = library(tmp_path, engine, monkeypatch)
+    monkeypatch.setattr(fused, "INHERIT_GATE", False)  # its own gate, not the one it was placed before
+    _, why = ranked(path, engine)
+    gate = why["new"]["gate"]
+    assert gate["evidence_from"] == "read_unread" and gate["read_terms"] == ["tls"]
+    assert gate["gate"] > 0.9 and gate["compared_with"] < why["old"]["gate"]["evidence"]
+    monkeypatch.setattr(fused, "READ_ALIKE", False)
+    _, why = ranked(path, engine)
+    assert why["new"]["gate"]["gate"] < 0.01

@@ -52,7 +52,9 @@ After fusion the current-first rule runs again over the fused order (current_fir
 the transcripts' evidence. A revision the items lane's current-first placed before an older hit
 whose transcript holds query words and only common ones (read at their newest rows, scoring
 alike: the lane could not weigh it) keeps that place (CAPPED_REVISION): its evidence is unknown,
-not lacking.
+not lacking. For the same reason a session the lane never read whose read found common words
+alone is gated against the sessions whose evidence is common words alone too, not against one
+holding an uncapped word at full bm25 (READ_ALIKE): like is compared with like.
 """
 
 from __future__ import annotations
@@ -274,6 +276,20 @@ NAMES_LEFT_OUT = True
 # transcript holds `renewed`, the one uncapped word, at full bm25): fused 2nd -> 1st on both
 # engines. No constant; figures in benchmarks/retrieval/README.md (branch decision3).
 CAPPED_REVISION = True
+# A session the lane never read whose read (READ_UNREAD) found common words alone is compared, in
+# the items' gate, with the best of the sessions whose evidence is common words alone too
+# (READ_ALIKE): the read scores each such word as the lane scores it, alike (~0.008 for `PDFs`
+# with 2,000 distractor sessions), and COVERAGE_GATE's bar was a session holding one uncapped word
+# at full bm25 (17.5, `generated`), so the gate read ~5e-14 for the session the items put first.
+# Among sessions the lane can weigh only alike, its evidence says nothing against the items'
+# order: compare like with like. Only the read's sessions (the lane never read them, so they hold
+# no place of its own: CAPPED_ALONE_GATED is unchanged). Padded (benchmarks/retrieval/README.md,
+# branch decision3): `how are invoice PDFs generated` A 10th -> 8th (FTS5), out -> 8th (tantivy);
+# FTS5 B `con qué generamos las facturas en PDF` 4th -> 2nd, `which search engine does the shop
+# use for product search` 4th -> 2nd; unpadded no query moved. Refused: every session whose
+# evidence is common words alone, the lane's too (unpadded long chats R@10 1.000 -> 0.981:
+# `how long is my commute` grace-18 2nd -> out, omar-28 6th -> out; chats B two questions down).
+READ_ALIKE = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -719,6 +735,13 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit], read: dict | None =
                 if m in gate and a in gate and gate[a] > gate[m]:
                     gate[m] = gate[a]
                     inherited[m] = a
+        capped = set(lane[0].capped) if READ_ALIKE and read else set()
+        if capped:  # a read session holding common words alone: compared with its like (READ_ALIKE)
+            alike = max((ev for k, ev in evidence.items() if held.get(k) and set(held[k]) <= capped), default=0.0)
+            for key in keys:
+                if key in read and held.get(key) and set(held[key]) <= capped and alike > 0:
+                    bars[key] = alike
+                    gate[key] = max(gate[key], min(1.0, evidence[key] / alike) ** GATE_POWER)
         for key, h in zip(keys, shown):
             if isinstance(h.get("explain"), dict):
                 h["explain"]["gate"] = gate_why(key, gate, evidence, bars, best, held, read, inherited)
