@@ -47,6 +47,14 @@ where its evidence came from (gate_why()). Each session is shown by
 one item: the best item of the items lane when that lane found it (its title and atoms lead),
 else the item whose transcript holds the best message. On equal scores the items lane's order
 decides.
+
+After fusion the current-first rule runs again over the fused order (current_first()), guarded by
+the transcripts' evidence. A revision the items lane's current-first placed before an older hit
+whose transcript holds query words and only common ones (read at their newest rows, scoring
+alike: the lane could not weigh it) keeps that place (CAPPED_REVISION): its evidence is unknown,
+not lacking. For the same reason a session the lane never read whose read found common words
+alone is gated against the sessions whose evidence is common words alone too, not against one
+holding an uncapped word at full bm25 (READ_ALIKE): like is compared with like.
 """
 
 from __future__ import annotations
@@ -257,6 +265,31 @@ UNFOUND_ANCHOR = True
 # file). Half A padded: that query 5th -> 4th (coding A MRR@10 +0.001), nothing else moved in
 # any set, padded or not, on either engine.
 NAMES_LEFT_OUT = True
+# A revision the items lane's current-first placed before an older hit of its subject keeps that
+# place in the fused order when the messages lane could not weigh its transcript (CAPPED_REVISION):
+# every query word its transcript is known to hold (the lane's and READ_UNREAD's) is a common word,
+# read at its newest LANE_MAX_ROWS rows and scored alike, so CURRENT_EVIDENCE read it as holding
+# nothing and the fused current-first never moved it. Its transcript's evidence is unknown, not
+# lacking; the items' judgement of the pair (their titles and atoms) stands, under the names rule
+# (holds_names). With 2,000 distractor sessions stored after the judged ones, `how are TLS
+# certificates issued and renewed` (infra-tls-2: items 1st, placed before infra-tls-1, whose
+# transcript holds `renewed`, the one uncapped word, at full bm25): fused 2nd -> 1st on both
+# engines. No constant; figures in benchmarks/retrieval/README.md (branch decision3).
+CAPPED_REVISION = True
+# A session the lane never read whose read (READ_UNREAD) found common words alone is compared, in
+# the items' gate, with the best of the sessions whose evidence is common words alone too
+# (READ_ALIKE): the read scores each such word as the lane scores it, alike (~0.008 for `PDFs`
+# with 2,000 distractor sessions), and COVERAGE_GATE's bar was a session holding one uncapped word
+# at full bm25 (17.5, `generated`), so the gate read ~5e-14 for the session the items put first.
+# Among sessions the lane can weigh only alike, its evidence says nothing against the items'
+# order: compare like with like. Only the read's sessions (the lane never read them, so they hold
+# no place of its own: CAPPED_ALONE_GATED is unchanged). Padded (benchmarks/retrieval/README.md,
+# branch decision3): `how are invoice PDFs generated` A 10th -> 8th (FTS5), out -> 8th (tantivy);
+# FTS5 B `con qué generamos las facturas en PDF` 4th -> 2nd, `which search engine does the shop
+# use for product search` 4th -> 2nd; unpadded no query moved. Refused: every session whose
+# evidence is common words alone, the lane's too (unpadded long chats R@10 1.000 -> 0.981:
+# `how long is my commute` grace-18 2nd -> out, omar-28 6th -> out; chats B two questions down).
+READ_ALIKE = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -702,6 +735,13 @@ def items_ranked(item_hits: list[dict], lane: list[LaneHit], read: dict | None =
                 if m in gate and a in gate and gate[a] > gate[m]:
                     gate[m] = gate[a]
                     inherited[m] = a
+        capped = set(lane[0].capped) if READ_ALIKE and read else set()
+        if capped:  # a read session holding common words alone: compared with its like (READ_ALIKE)
+            alike = max((ev for k, ev in evidence.items() if held.get(k) and set(held[k]) <= capped), default=0.0)
+            for key in keys:
+                if key in read and held.get(key) and set(held[key]) <= capped and alike > 0:
+                    bars[key] = alike
+                    gate[key] = max(gate[key], min(1.0, evidence[key] / alike) ** GATE_POWER)
         for key, h in zip(keys, shown):
             if isinstance(h.get("explain"), dict):
                 h["explain"]["gate"] = gate_why(key, gate, evidence, bars, best, held, read, inherited)
@@ -1086,7 +1126,38 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
     for h in moved:
         h["score"] = fused_score[h["id"]]
         h.pop("revision_score", None)
+    if CAPPED_REVISION and held and lane:
+        moved = capped_revisions(moved, item_hits, held, set(lane[0].capped), holds_names)
     if current.TRANSCRIPT_SUBJECT and held and evidence and conn is not None:
         # the newer session holding the query's words, where the items do not say them (current.py)
         moved = current.newer_on_the_query(conn, moved, held, evidence, lane[0].capped if lane else ())
     return moved
+
+
+def capped_revisions(hits: list[dict], item_hits: list[dict], held: dict, capped: set,
+                     holds_names: Callable[[dict, dict], bool]) -> list[dict]:
+    """CAPPED_REVISION: each revision the items lane's current-first placed before an anchor
+    (item_hits.placed) goes just before that anchor in the fused order, when the anchor stands
+    above it, the revision's transcript holds query words and only common ones (`capped`: read
+    at their newest rows, scoring alike; `held`: the lane's and the read's terms per session), and
+    it holds every name of the query the anchor's transcript holds (`holds_names`)."""
+    placed = getattr(item_hits, "placed", None) or {}
+    if not placed or not capped:
+        return hits
+    by_id = {h["id"]: (h["source"], h["session_id"]) for h in item_hits}
+    out = list(hits)
+    for revision_id, anchor_id in placed.items():
+        rev_key, anchor_key = by_id.get(revision_id), by_id.get(anchor_id)
+        where = {(h["source"], h["session_id"]): i for i, h in enumerate(out)}
+        if rev_key is None or anchor_key is None or rev_key not in where or anchor_key not in where:
+            continue
+        r, a = where[rev_key], where[anchor_key]
+        terms = held.get(rev_key, _NONE)
+        if r < a or not terms or not set(terms) <= capped or not holds_names(out[r], out[a]):
+            continue
+        hit = out.pop(r)
+        out.insert(a, hit)
+        if isinstance(hit.get("explain"), dict):
+            hit["explain"]["placed"] = {"rule": "capped_revision", "before": out[a + 1]["id"],
+                                        "held_terms": sorted(terms)}
+    return out
