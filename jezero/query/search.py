@@ -641,7 +641,7 @@ def _on_its_subject(conn, item: dict, allowed, options: SearchConfig, now, scope
     while anchors and followed <= LATER_FOLLOW:
         anchor = anchors.pop(0)
         followed += 1
-        (subject, terms), rare_terms = _distinctive_and_rare(conn, anchor, allowed, options, now, scope)
+        (subject, terms), rare_terms = _distinctive(conn, anchor, allowed, options, now, scope)
         found = _fair(conn, anchor, subject, allowed, options, now, scope,
                       current.DISTINCT_SELF_SHARE if anchor is item else follow_share)
         if terms and found:  # a shared file is not a shared subject (current.FILES_ALONE)
@@ -657,21 +657,13 @@ def _on_its_subject(conn, item: dict, allowed, options: SearchConfig, now, scope
     return list(kept.values())
 
 
-def _distinctive_subject(conn, item: dict, allowed, options: SearchConfig, now, scope: dict) -> str:
-    """The item's subject (its decision, fact and file atoms, else its title) as the words that
-    few items of its project hold (current.distinctive_terms), each quoted; all the words of its
-    title and atoms when none is that rare. The project's items that match the subject best, at any date, are the measure."""
-    return _distinctive(conn, item, allowed, options, now, scope)[0]
-
-
-def _distinctive(conn, item: dict, allowed, options: SearchConfig, now, scope: dict) -> tuple[str, list]:
-    """_distinctive_subject, and its distinctive terms (empty when none is that rare)."""
-    return _distinctive_and_rare(conn, item, allowed, options, now, scope)[0]
-
-
-def _distinctive_and_rare(conn, item: dict, allowed, options: SearchConfig, now, scope: dict):
-    """(_distinctive's answer, the distinctive terms that few items of the whole scope hold, or
-    None when the pool holds every item with a subject word and already counted them so)."""
+def _distinctive(conn, item: dict, allowed, options: SearchConfig, now, scope: dict):
+    """((subject, terms), rare terms). The subject: the item's subject (its decision, fact and file
+    atoms, else its title) as the words that few items of its project hold
+    (current.distinctive_terms), each quoted, measured on the project's items that match it best at
+    any date; all the words of its title and atoms, with no terms, when none is that rare. The rare
+    terms (LATER_COUNT_IN_SCOPE): those of the terms that few items of the whole scope hold, or None
+    when the pool holds every item with a subject word and already counted them so."""
     tokenizer = library_tokenizer(conn)
     text = current.subject_text(conn, item)
     pool = _search(conn, text, allowed=allowed, limit=LATER_POOL, options=options, now=now, recency_weight=0.0,
