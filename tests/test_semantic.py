@@ -597,6 +597,11 @@ async def test_mcp_search_with_the_lane_on_over_stdio(tmp_path, plugins_in):
             result = await client.call_tool("search", {"query": "db ci vm"})
             assert not result.is_error, result.content[0].text
             answer = result.structured_content
+            instructions = client.instructions
+            description = {t.name: t.description for t in (await client.list_tools()).tools}["search"]
+    # The agent is told matching is not only literal here (with the lane off it is: test_server).
+    assert "words, not meanings" not in instructions and "also on meaning" in instructions
+    assert "semantic lane also matches meanings" in description
     assert answer["items"][0]["title"] == "ci db go vm ok"  # found by the vectors alone (words under 3 letters)
     assert {h["source"] for h in answer["items"]} == {"agent-ci"}
     assert "lanes_note" not in answer

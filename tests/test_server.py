@@ -120,13 +120,14 @@ async def test_six_read_only_tools_and_the_protocol(cfg):
             assert len(t.description) > 80
         descriptions = {t.name: t.description for t in tools}
         assert "literal" in descriptions["search"] and "synonym" in descriptions["search"]
+        assert "meaning" not in descriptions["search"] and "{" not in descriptions["search"]
         assert "decision, plan, status or number" in descriptions["later"]
         assert "project_timeline" in descriptions["later"]
         assert "filter" in descriptions["catalog"]
         text = client.instructions
         for phrase in ("Search before non-trivial work", "literal", "synonym", "singular", "fragment",
                        "later(item_id)", "decision, plan, status or number", "Cite", "Never guess",
-                       "nothing to save", "read-only"):
+                       "nothing to save", "read-only", "words, not meanings"):
             assert phrase in text, phrase
         assert client.server_info.name == "jezero"
 

@@ -62,12 +62,18 @@ it.
 which are summarised after they end.
 """
 
+# With the semantic lane on, "literal" is only half of it: the server says so, in the instructions
+# and in search's description, and keeps the advice (distinctive words still rank best).
+LITERAL = "Matching is literal: words, not meanings."
+BY_MEANING = ("Matching is on words, and also on meaning: this server's semantic lane is on, so a question "
+              "in other words can find a session, but distinctive words still rank best.")
+
 DESCRIPTIONS = {
     "search": """\
 Search past sessions. Returns items (id, title, clipped summary, project, source, agent, date, \
 score), one per session, best first: the items' summaries (relevance blended with recency) and \
 the sessions' transcript messages are ranked apart and fused. Call it before non-trivial work. Matching is \
-literal and on words or fragments: use two to five distinctive words (names of tools, files, \
+literal and on words or fragments{meaning}: use two to five distinctive words (names of tools, files, \
 services, error codes; quotes for an exact phrase); if nothing fits, retry with a synonym, the \
 singular or a shorter fragment. Filter with project, source and since instead of adding those \
 words to the query. Then get_item for the full record and later before relying on a decision.""",
@@ -216,6 +222,8 @@ def build_mcp_server(
     library = library or Library.for_config(registry.config(), mode=connections, readers=readers)
     tools = _Tools(registry, library, http=http, client=client)
     _open_engine(registry.config().search.engine, library.path)
+    # Read at start, like the engine: the texts an agent is given do not change under it.
+    semantic_on = registry.config().semantic.enabled
 
     auth: dict[str, Any] = {}
     if http:
@@ -229,7 +237,7 @@ def build_mcp_server(
         "jezero",
         title="Jezero",
         description="A read-only shared memory of past work for coding agents.",
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS.replace(LITERAL, BY_MEANING) if semantic_on else INSTRUCTIONS,
         version=__version__,
         # The SDK configures root logging when nothing else has; `jezero serve` configures it
         # first, and anyone else embedding the server gets warnings only, not every request.
@@ -238,7 +246,10 @@ def build_mcp_server(
     )
     _tools_only(server)
 
-    @server.tool(title="Search past work", description=DESCRIPTIONS["search"], annotations=READ_ONLY)
+    meaning = " (this server's semantic lane also matches meanings)" if semantic_on else ""
+
+    @server.tool(title="Search past work", description=DESCRIPTIONS["search"].format(meaning=meaning),
+                 annotations=READ_ONLY)
     def search(
         query: Query,
         project: Project = None,
