@@ -197,3 +197,21 @@ def test_a_rare_word_weighs_against_a_common_one_as_on_fts5(tmp_path, engine):
     ratio = _bm25(path, engine, "native", "rare") / _bm25(path, engine, "backend", "common")
     on_fts5 = _bm25(path, "fts5", "native", "rare") / _bm25(path, "fts5", "backend", "common")
     assert 0.9 < ratio / on_fts5 < 1.1
+
+
+def test_a_word_said_inside_longer_words_in_most_items_weighs_nothing_on_both_engines(tmp_path, engine):
+    # FTS5 counts a term's items by its substring: `con` is inside `config` in 9 of 16 items, so
+    # its IDF is floored and it orders nothing (FTS5 leaves it out of its MATCH). tantivy's words
+    # field counts the word: `con`, said whole in one item (a Spanish one), scored as a rare word,
+    # and that item (the newest) came first, before the items saying `zebra` (ITEMS_SUBSTRING_COUNT).
+    path = built(tmp_path, [
+        session("rare", ["x"], title="notes of the day", day=1,
+                summary="one zebra seen at the crossing today by the gate near the old mill on the hill road"),
+        *[session(f"z{i}", ["x"], title=f"zebra {i}", day=2) for i in range(3)],
+        session("whole", ["x"], title="café con leche", day=20),
+        *[session(f"c{i}", ["x"], title=f"config filler {i}", day=6 + i) for i in range(9)],
+        *[session(f"f{i}", ["x"], title=f"other filler {i}", day=3) for i in range(2)],
+    ])
+    found = items(path, engine, "zebra con")
+    assert set(found[:3]) == {"z0", "z1", "z2"}
+    assert found[3] == "rare"

@@ -76,6 +76,16 @@ SUBSTRING_WORD_ROWS = 200
 # A word's score on FTS5's IDF (bm25(): log((N - n + 0.5) / (n + 0.5)), floored at 1e-6) instead of
 # tantivy's (ln(1 + the same ratio)), by a boost of the ratio (see _on_fts5_idf).
 ITEMS_FTS5_IDF = True
+# ... and on FTS5's count of it, where that is cheap to know: FTS5 counts a term's items by its
+# substring (what its trigram index finds: `con` inside `config`, `car` inside `card`), the words
+# field by the word. A short word said whole in few items but inside longer words in many scored
+# as a rare word here: the Spanish items' `con` and `qué` (whole in 5 of 2,361 items of the padded
+# coding library, inside other words in 2,135 and 2,088: FTS5 floors both, and leaves them out of
+# its MATCH) put them before the item on invoice PDFs, and `car` (in `card`, `scar`) weighed 2.25
+# in omar-31's item against FTS5's 0.62. The count is the trigram field's: a term of one trigram
+# is its list's length, a rare word's substring is counted anyway (SUBSTRING_AS_FTS5); any other
+# word keeps its own count. A clause never weighs more than its own count gives.
+ITEMS_SUBSTRING_COUNT = True
 # A one-word term is looked up both as its stem (the words field: `certificates` finds
 # `certificate`, `generation` finds `general`) and as the word itself (the exact field, the same
 # text unstemmed, with the same column repeats), this share of its weight on the exact word:
@@ -684,11 +694,12 @@ def _settle(pending: list) -> None:
         pending.pop().wait_merging_threads()
 
 
-def _on_fts5_idf(query, total: int, n: int):
+def _on_fts5_idf(query, total: int, n: int, fts5_n: int | None = None):
     """`query` (one word of `n` documents of `total`, the state document among them) boosted so
-    that it scores on FTS5's IDF instead of tantivy's."""
+    that it scores on FTS5's IDF instead of tantivy's: of `fts5_n` documents when FTS5's count of
+    the term is known (ITEMS_SUBSTRING_COUNT) and not below the query's own."""
     ours = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
-    return tantivy.Query.boost_query(query, _fts5_idf(total, n) / ours)
+    return tantivy.Query.boost_query(query, _fts5_idf(total, n if fts5_n is None else max(n, fts5_n)) / ours)
 
 
 def _fts5_idf(total: int, n: int) -> float:
@@ -696,6 +707,17 @@ def _fts5_idf(total: int, n: int) -> float:
     total, never among the n), floored at 1e-6 as bm25() floors it."""
     theirs = math.log((total - 1 - n + 0.5) / (n + 0.5))
     return theirs if theirs > 0.0 else 1e-6
+
+
+def _substring_on_fts5_idf(searcher, query, grams: list[str], held: dict[str, int], n: int):
+    """A term's trigram query (`query`, of `grams`, each held by `held[gram]` items) boosted so
+    that it scores on FTS5's IDF of the `n` items holding the whole substring instead of tantivy's
+    phrase IDF (the sum of its trigrams' IDFs), as FTS5's trigram index scores a phrase. `n` is one
+    search of the phrase, whose rarest trigram is in at most SUBSTRING_MAX_ROWS items; the caller
+    keeps the query per index state."""
+    total = searcher.num_docs
+    ours = sum(math.log(1.0 + (total - held[g] + 0.5) / (held[g] + 0.5)) for g in grams)
+    return tantivy.Query.boost_query(query, _fts5_idf(total, n) / ours)
 
 
 class TantivyIndex(DerivedIndex):
@@ -837,56 +859,69 @@ class TantivyIndex(DerivedIndex):
         two (SUBSTRING_AS_FTS5); only the substring when the index does not hold all its words (a
         fragment, a word no item has)."""
         words = self.words.analyze(text)
-        wq = None
         held = [searcher.doc_freq("words", w) for w in words]
-        if words and all(held):
-            wq = (tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
-                  else self._phrase(words))
-            if ITEMS_FTS5_IDF and len(words) == 1:
-                wq = _on_fts5_idf(wq, searcher.num_docs, held[0])
-            if len(words) == 1 and EXACT_WEIGHT:
-                wq = self._exact(searcher, text, wq, held[0])
+        whole = bool(words) and all(held)
         grams = trigrams(text)
-        if not grams:
-            return wq
-        if wq is not None and len(grams) < SUBSTRING_MIN_GRAMS:
-            return wq
-        if wq is not None and self.substring_word_rows is not None and max(held) > self.substring_word_rows:
-            return wq  # the words field answers a word this common (SUBSTRING_WORD_ROWS)
-        freqs = {g: searcher.doc_freq("tri", g) for g in set(grams)}
-        rarest = min(freqs.values())
-        if rarest == 0:
-            return wq
-        if wq is not None and rarest > SUBSTRING_MAX_ROWS:
+        substring = self._substring(searcher, grams, held if whole else None)
+        if not whole:
+            return None if substring is None else tantivy.Query.boost_query(substring[0], FRAGMENT_WEIGHT)
+        wq = (tantivy.Query.term_query(self.schema, "words", words[0]) if len(words) == 1
+              else self._phrase(words))
+        n = self._substring_count(searcher, grams, substring) if len(words) == 1 else None
+        if ITEMS_FTS5_IDF and len(words) == 1:
+            wq = _on_fts5_idf(wq, searcher.num_docs, held[0], n)
+        if len(words) == 1 and EXACT_WEIGHT:
+            wq = self._exact(searcher, text, wq, held[0], n)
+        if substring is None:
             return wq
         if isinstance(wq, tuple):
             wq = tantivy.Query.boolean_query([(tantivy.Occur.Should, part) for part in wq])
-        q = (tantivy.Query.term_query(self.schema, "tri", grams[0]) if len(grams) == 1
-             else tantivy.Query.phrase_query(self.schema, "tri", grams))
-        if wq is None:
-            return tantivy.Query.boost_query(q, FRAGMENT_WEIGHT)
+        q, freqs = substring
         if not SUBSTRING_AS_FTS5:
             tq = tantivy.Query.boost_query(q, SUBSTRING_SUM_WEIGHT)
             return tantivy.Query.boolean_query([(tantivy.Occur.Should, wq), (tantivy.Occur.Should, tq)])
-        tq = tantivy.Query.boost_query(self._substring_on_fts5_idf(searcher, q, grams, freqs),
-                                       SUBSTRING_WEIGHT)
+        if n is None:
+            n = searcher.search(q, limit=1, count=True).count
+        tq = tantivy.Query.boost_query(_substring_on_fts5_idf(searcher, q, grams, freqs, n), SUBSTRING_WEIGHT)
         return tantivy.Query.disjunction_max_query([wq, tq], 0.0)
 
-    @staticmethod
-    def _substring_on_fts5_idf(searcher, query, grams: list[str], held: dict[str, int]):
-        """A term's trigram query (`query`, of `grams`, each held by `held[gram]` items) boosted so
-        that it scores on FTS5's IDF of the items holding the whole substring instead of tantivy's
-        phrase IDF (the sum of its trigrams' IDFs), as FTS5's trigram index scores a phrase. The
-        count is one search of the phrase, whose rarest trigram is in at most SUBSTRING_MAX_ROWS
-        items; the caller keeps the query per index state."""
-        total = searcher.num_docs
-        ours = sum(math.log(1.0 + (total - held[g] + 0.5) / (held[g] + 0.5)) for g in grams)
-        n = searcher.search(query, limit=1, count=True).count
-        return tantivy.Query.boost_query(query, _fts5_idf(total, n) / ours)
+    def _substring(self, searcher, grams: list[str], held: list[int] | None):
+        """The term's trigram query and its trigrams' doc_freqs, when the term is looked up as a
+        substring: always for a fragment (`held` None: the words field lacks a word of it), for a
+        held word only when that is cheap (SUBSTRING_MIN_GRAMS, SUBSTRING_WORD_ROWS,
+        SUBSTRING_MAX_ROWS); else None (also when no item holds one of its trigrams)."""
+        if not grams:
+            return None
+        if held is not None and len(grams) < SUBSTRING_MIN_GRAMS:
+            return None
+        if held is not None and self.substring_word_rows is not None and max(held) > self.substring_word_rows:
+            return None  # the words field answers a word this common (SUBSTRING_WORD_ROWS)
+        freqs = {g: searcher.doc_freq("tri", g) for g in set(grams)}
+        rarest = min(freqs.values())
+        if rarest == 0 or (held is not None and rarest > SUBSTRING_MAX_ROWS):
+            return None
+        q = (tantivy.Query.term_query(self.schema, "tri", grams[0]) if len(grams) == 1
+             else tantivy.Query.phrase_query(self.schema, "tri", grams))
+        return q, freqs
 
-    def _exact(self, searcher, text: str, stem, stem_n: int):
+    @staticmethod
+    def _substring_count(searcher, grams: list[str], substring) -> int | None:
+        """How many items hold the term's text, as FTS5 counts it (ITEMS_SUBSTRING_COUNT), when
+        that is cheap: a term of one trigram (its list's length), a word whose substring the query
+        looks up anyway (one count of the phrase per index state, kept with the term's query);
+        else None."""
+        if not ITEMS_SUBSTRING_COUNT or not grams:
+            return None
+        if len(grams) == 1:
+            return searcher.doc_freq("tri", grams[0])
+        if substring is None or not SUBSTRING_AS_FTS5:
+            return None
+        return searcher.search(substring[0], limit=1, count=True).count
+
+    def _exact(self, searcher, text: str, stem, stem_n: int, fts5_n: int | None = None):
         """A one-word term's stem query `stem` (in `stem_n` items) weighted 1 - EXACT_WEIGHT, with
-        the word itself in the exact field weighted EXACT_WEIGHT (on FTS5's IDF of its own count):
+        the word itself in the exact field weighted EXACT_WEIGHT (on FTS5's IDF of its own count, or of
+        FTS5's count `fts5_n` when known and larger: ITEMS_SUBSTRING_COUNT):
         a tuple of the two, which the query's OR takes as two of its clauses (an OR of term
         queries only, which tantivy prunes by block-max scores; an OR inside it is not pruned).
         When as many items hold the word itself as its stem (no other form of it is said
@@ -900,7 +935,7 @@ class TantivyIndex(DerivedIndex):
         if not n:
             return stem
         exact = tantivy.Query.term_query(self.schema, "exact", words[0])
-        exact = _on_fts5_idf(exact, searcher.num_docs, n) if ITEMS_FTS5_IDF else exact
+        exact = _on_fts5_idf(exact, searcher.num_docs, n, fts5_n) if ITEMS_FTS5_IDF else exact
         return (stem, tantivy.Query.boost_query(exact, EXACT_WEIGHT))
 
     def _phrase(self, words: list[str]):
