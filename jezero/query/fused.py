@@ -965,15 +965,18 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
 def more_words_held_first(hits: list[dict], lane, read: dict | None = None) -> list[dict]:
     """MORE_WORDS_HELD: one pass down the fused order; a hit whose transcript holds every query
     word the hit above it holds and more (the lane's terms and the read's, lane.held), at a higher
-    evidence, swaps with it, and the pair is passed (each session moves at most one place)."""
+    evidence, swaps with it, and the pair is passed (each session moves at most one place). Not
+    when its words are all common ones (read at their newest rows, each scoring alike: its
+    evidence is then a count of alike scores, not a weighing)."""
     evidence = {**(getattr(lane, "evidence", None) or {}), **(read or {})}
     held = getattr(lane, "held", None) or {}
+    capped = set(lane[0].capped) if lane else set()
     out = list(hits)
     i = 1
     while i < len(out):
         upper, lower = ((h["source"], h["session_id"]) for h in out[i - 1:i + 1])
         ours, theirs = set(held.get(lower, ())), set(held.get(upper, ()))
-        if theirs < ours and evidence.get(lower, 0.0) > evidence.get(upper, 0.0):
+        if theirs < ours and not ours <= capped and evidence.get(lower, 0.0) > evidence.get(upper, 0.0):
             out[i - 1], out[i] = out[i], out[i - 1]
             if isinstance(out[i - 1].get("explain"), dict):
                 out[i - 1]["explain"]["placed"] = {"rule": "more_words_held", "before": out[i]["id"],
