@@ -300,7 +300,9 @@ READ_ALIKE = True
 # Each session moves at most one place. Seen padded (long chats, `which language am I learning on
 # the app`): the session saying it holds `learning` and `app`, the lane's 1st; a distractor whose
 # item is about language apps holds `app` alone (lane 2nd, items 1st, gate 0.04), and its items
-# share (0.0003) outweighed the lane's 1/61 - 1/62 between the two places. No constant.
+# share (0.0003) outweighed the lane's 1/61 - 1/62 between the two places. No constant. Padded
+# long_fact R@1 0.571 -> 0.614 (FTS5; raw 0.600), tantivy 0.600 -> 0.629; unpadded long chats up
+# on both halves; nothing moved down in any set (benchmarks/retrieval/README.md, branch padded4).
 MORE_WORDS_HELD = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
