@@ -54,7 +54,9 @@ whose transcript holds query words and only common ones (read at their newest ro
 alike: the lane could not weigh it) keeps that place (CAPPED_REVISION): its evidence is unknown,
 not lacking. For the same reason a session the lane never read whose read found common words
 alone is gated against the sessions whose evidence is common words alone too, not against one
-holding an uncapped word at full bm25 (READ_ALIKE): like is compared with like.
+holding an uncapped word at full bm25 (READ_ALIKE): like is compared with like. Before that, a
+hit whose transcript holds every query word of the hit above it and more, at a higher evidence,
+goes before it (MORE_WORDS_HELD): the items' gated share alone does not pass such a session.
 """
 
 from __future__ import annotations
@@ -290,6 +292,18 @@ CAPPED_REVISION = True
 # evidence is common words alone, the lane's too (unpadded long chats R@10 1.000 -> 0.981:
 # `how long is my commute` grace-18 2nd -> out, omar-28 6th -> out; chats B two questions down).
 READ_ALIKE = True
+# After fusion, a hit whose transcript holds every query word the hit just above it holds, and
+# more, at a higher evidence, goes before it (MORE_WORDS_HELD, more_words_held_first()): the
+# transcripts rank it first on both counts (seed 004's coverage first, bm25 second), so what put
+# the other above it is the items lane's share alone, and a gated share (the items' gate reads
+# that transcript as lacking the query's words) is no reason to pass a session holding them all.
+# Each session moves at most one place. Seen padded (long chats, `which language am I learning on
+# the app`): the session saying it holds `learning` and `app`, the lane's 1st; a distractor whose
+# item is about language apps holds `app` alone (lane 2nd, items 1st, gate 0.04), and its items
+# share (0.0003) outweighed the lane's 1/61 - 1/62 between the two places. No constant. Padded
+# long_fact R@1 0.571 -> 0.614 (FTS5; raw 0.600), tantivy 0.600 -> 0.629; unpadded long chats up
+# on both halves; nothing moved down in any set (benchmarks/retrieval/README.md, branch padded4).
+MORE_WORDS_HELD = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -942,10 +956,37 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     if CAPPED_ALONE and ranked[0].sessions:
         ranked[0] = messages_ranked(lane, {(h["source"], h["session_id"]) for h in item_hits}, items.gate)
     fused = fuse(conn, [items] + ranked, limit, explain=explain, arrange=arrange)
+    if MORE_WORDS_HELD and lane:
+        fused = more_words_held_first(fused, lane, read)
     hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
     return hits
+
+
+def more_words_held_first(hits: list[dict], lane, read: dict | None = None) -> list[dict]:
+    """MORE_WORDS_HELD: one pass down the fused order; a hit whose transcript holds every query
+    word the hit above it holds and more (the lane's terms and the read's, lane.held), at a higher
+    evidence, swaps with it, and the pair is passed (each session moves at most one place). Not
+    when its words are all common ones (read at their newest rows, each scoring alike: its
+    evidence is then a count of alike scores, not a weighing)."""
+    evidence = {**(getattr(lane, "evidence", None) or {}), **(read or {})}
+    held = getattr(lane, "held", None) or {}
+    capped = set(lane[0].capped) if lane else set()
+    out = list(hits)
+    i = 1
+    while i < len(out):
+        upper, lower = ((h["source"], h["session_id"]) for h in out[i - 1:i + 1])
+        ours, theirs = set(held.get(lower, ())), set(held.get(upper, ()))
+        if theirs < ours and not ours <= capped and evidence.get(lower, 0.0) > evidence.get(upper, 0.0):
+            out[i - 1], out[i] = out[i], out[i - 1]
+            if isinstance(out[i - 1].get("explain"), dict):
+                out[i - 1]["explain"]["placed"] = {"rule": "more_words_held", "before": out[i]["id"],
+                                                   "held_terms": sorted(ours)}
+            i += 2
+        else:
+            i += 1
+    return out
 
 
 def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_budget_ms: int) -> dict:
