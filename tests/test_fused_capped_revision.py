@@ -82,3 +82,38 @@ def test_a_read_session_holding_common_words_alone_is_gated_against_its_like(tmp
     monkeypatch.setattr(fused, "READ_ALIKE", False)
     _, why = ranked(path, engine)
     assert why["new"]["gate"]["gate"] < 0.01
+
+
+def test_a_common_word_read_as_written_stays_common_for_the_placed_revision(tmp_path, engine,  # noqa: F811
+                                                                            monkeypatch):
+    # WRITTEN_STAYS_CAPPED: `certificate` (the other form) is in 24 newer logs, so `certificates`
+    # is common and also read as written (WRITTEN_FORM): `new` holds it, and only it, at bm25;
+    # `old` holds it and `renewed`. The revision's transcript holds the query's common word alone,
+    # as before the written form was read: the items' judgement of the pair stands.
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 12)
+    query = "how are certificates issued and renewed"
+    records = [
+        session("old", 0, ["hello team", "the certificates come from certbot", "the cron job renewed them"],
+                "Certificates issued by certbot", "Certificates are issued by certbot and renewed by cron."),
+        session("new", 3, ["hello team", "moved the certificates setup over to cert-manager in the cluster", "done"],
+                "Certificates issued by cert-manager",
+                "Certificates are now issued by cert-manager in the cluster instead of certbot."),
+    ]
+    for n in range(24):
+        records += [session(f"log{n:02d}", 10 + 3 * n, ["hello team", f"log {n}: certificate alert on port {8000 + n}"],
+                            f"Port check {n}"),
+                    session(f"other{n:02d}", 11 + 3 * n, ["hello team", f"moved the backups of shard {n}"],
+                            f"Backups {n}")]
+    path = stored(tmp_path / "lib.sqlite3", records, engine)
+
+    def order():
+        with open_readonly(path) as conn:
+            hits = search(conn, query, options=SearchConfig(engine=engine), now=NOW, explain=True)
+        return [h["session_id"] for h in hits], {h["session_id"]: h["explain"] for h in hits}
+
+    first, why = order()
+    assert first[:2] == ["new", "old"]
+    assert why["new"]["placed"]["rule"] == "capped_revision"
+    assert '"certificates"' in why["new"]["placed"]["held_terms"]
+    monkeypatch.setattr(fused, "WRITTEN_STAYS_CAPPED", False)
+    assert order()[0][:2] == ["old", "new"]

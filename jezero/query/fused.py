@@ -73,7 +73,7 @@ from jezero.query import bm25, current, stats
 from jezero.query import messages as mq
 from jezero.query.common import Hits, budget, fetch_hits, time_conditions
 from jezero.query.errors import QueryError
-from jezero.query.terms import is_stop_word
+from jezero.query.terms import Term, is_stop_word, word_forms
 
 LANES = ("items", "messages")
 # The semantic lane (query/vectors.py), chosen only when `[semantic]` turns it on. It joins the
@@ -304,6 +304,21 @@ READ_ALIKE = True
 # long_fact R@1 0.571 -> 0.614 (FTS5; raw 0.600), tantivy 0.600 -> 0.629; unpadded long chats up
 # on both halves; nothing moved down in any set (benchmarks/retrieval/README.md, branch padded4).
 MORE_WORDS_HELD = True
+
+# A plain word of the query that is common only through its other forms (terms.word_forms: the
+# lane reads `PDFs` as `pdfs OR pdf OR ...`) is also read as written (WRITTEN_FORM), as one more
+# term of the lane (labelled `"PDFs"`), when at most LANE_MAX_ROWS messages hold it as written:
+# those are ranked by bm25 at the written word's own IDF. The other forms widen what a word
+# finds (people ask "sign up" of "signed up"); they should not make the word the person typed
+# say nothing. With 2,000 distractor sessions stored after the judged ones, `pdf` is in half the
+# sessions (bm25's floor) and `PDFs` in two, so `how are invoice PDFs generated` was ranked by
+# `generated` alone: the sessions saying it held the lane's places 1-7, and the session the items
+# put 1st (billing-pdf-2, whose transcript says `PDFs`) was 8th. Raw BM25, whose trigram index
+# reads `pdfs` as written, puts it 1st. No constant; figures in benchmarks/retrieval/README.md
+# (branch decision4).
+WRITTEN_FORM = True
+WRITTEN_HOLDS_FORMS = True
+WRITTEN_STAYS_CAPPED = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
 # reads the term's whole list. At 10,000 sessions (benchmarks/messages/README.md) the fused
@@ -413,6 +428,10 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 if found:
                     held_by[t.text] = min(held, LANE_MAX_ROWS)
                     per_term.append((t.text, found))
+            if WRITTEN_FORM:  # a word common only through its other forms is also read as written
+                for label, found, held in written_forms(conn, engine, terms, capped, filters):
+                    per_term.append((label, found))
+                    held_by[label] = held
             # how many messages were read per term (an engine gives a common word's first message
             # per session alone, with that count: messages.Newest)
             read = {text: getattr(found, "read", len(found)) for text, found in per_term}
@@ -424,6 +443,8 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
                 factors[text], weights[text] = _by_sessions(found, held_by[text], total, sessions_n,
                                                             floors.get(text, 0.0))
             # a session missing the query's rarer words gives way (COVERAGE_POWER)
+            if WRITTEN_HOLDS_FORMS:  # a session saying the word as written says the word
+                per_term = _written_holds_forms(per_term)
             scored = _scores(per_term, factors, weights if COVERAGE_POWER else None)
             ranked = _rank_sessions(scored, sessions)
             shown = mq.rows(conn, [best for best, _, _ in ranked], mq.MessageFilters(include_tools=True,
@@ -456,6 +477,61 @@ def message_lane(conn: apsw.Connection, query: str, *, sources, source, project,
             out = Hits()  # out of work: the items lane answers alone
             out.cut = True
             return out
+
+
+def written_forms(conn: apsw.Connection, engine: str | None, terms, capped, filters: mq.MessageFilters
+                  ) -> list[tuple[str, list[tuple], int]]:
+    """WRITTEN_FORM: for each plain word of the query that is common (`capped`: read at its newest
+    LANE_MAX_ROWS messages, each scoring alike) only through its other forms (terms.word_forms),
+    the word as written, when at most LANE_MAX_ROWS messages hold it: (its label, `"word"`; its
+    messages with their bm25 for the word alone, as term_matches() gives them; how many messages
+    hold it). On the configured index engine when it answers (messages.engine_term_matches)."""
+    capped = set(capped)
+    written = [Term(t.text, t.key, exact=True) for t in terms
+               if t.text in capped and t.part_of is None and not t.exact and len(t.key) == 1
+               and word_forms(t.key[0]) and _ranking(t)]
+    if not written:
+        return []
+    out = []
+    # (a relevance given for common words, so the engine says which are: those are left as they were)
+    answered = mq.engine_term_matches(conn, engine, written, filters, LANE_MAX_ROWS, None, 0.0)
+    if answered is not None:
+        per_term, _, common = answered
+        counted = getattr(per_term, "held", None) or {}
+        for text, found in per_term:
+            if text not in common and found:
+                out.append((f'"{text}"', found, min(counted.get(text, len(found)), LANE_MAX_ROWS)))
+        return out
+    for w in written:
+        held = mq.count_up_to(conn, w.quoted, LANE_MAX_ROWS + 1)
+        if not held or held > LANE_MAX_ROWS:
+            continue  # common as written too: the lane's reading of it stands
+        found = mq.term_matches(conn, w, filters, LANE_MAX_ROWS)
+        if found:
+            out.append((f'"{w.text}"', found, held))
+    return out
+
+
+def _written_holds_forms(per_term: list) -> list:
+    """WRITTEN_HOLDS_FORMS: `per_term` with each session holding a word as written (written_forms(),
+    labelled `"word"`) holding the word's forms too (the term `word`, read at its newest messages
+    only, each scoring alike), at that alike score, as the lane would have read it there."""
+    written = {text[1:-1]: found for text, found in per_term if text.startswith('"') and text.endswith('"')}
+    if not written:
+        return per_term
+    out = []
+    for text, found in per_term:
+        extra = written.get(text)
+        if extra and found:
+            have = {(r[1], r[2]) for r in found}
+            added = [(mid, src, sid, found[0][3]) for mid, src, sid, _ in extra if (src, sid) not in have]
+            if added:
+                more = type(found)([*found, *added])
+                if hasattr(found, "__dict__"):  # (a messages.Newest: how many were read, the oldest)
+                    more.__dict__.update(found.__dict__)
+                found = more
+        out.append((text, found))
+    return out
 
 
 def _common_floors(conn: apsw.Connection, per_term, capped, filters: mq.MessageFilters,
@@ -1168,11 +1244,18 @@ def current_first(hits: list[dict], item_hits: list[dict], lane: list[LaneHit],
         h["score"] = fused_score[h["id"]]
         h.pop("revision_score", None)
     if CAPPED_REVISION and held and lane:
-        moved = capped_revisions(moved, item_hits, held, set(lane[0].capped), holds_names)
+        moved = capped_revisions(moved, item_hits, held, capped_words(lane[0].capped), holds_names)
     if current.TRANSCRIPT_SUBJECT and held and evidence and conn is not None:
         # the newer session holding the query's words, where the items do not say them (current.py)
         moved = current.newer_on_the_query(conn, moved, held, evidence, lane[0].capped if lane else ())
     return moved
+
+
+def capped_words(capped) -> set[str]:
+    """The lane's common words (`capped`) and, with WRITTEN_STAYS_CAPPED, the labels of their
+    written forms (written_forms(): `"word"`), for CAPPED_REVISION."""
+    capped = set(capped)
+    return capped | {f'"{w}"' for w in capped} if WRITTEN_FORM and WRITTEN_STAYS_CAPPED else capped
 
 
 def capped_revisions(hits: list[dict], item_hits: list[dict], held: dict, capped: set,
