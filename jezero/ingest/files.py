@@ -1,12 +1,13 @@
 """Helpers that every file-based connector needs: tolerant JSONL reading, file signatures for
 cursors, timestamps, and caps on what a block may carry. Connector plugins import these; the
-pipeline does not."""
+pipeline only `without_lone_surrogates`, for text that came another way."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +23,17 @@ TOOL_TEXT_LIMIT = 4000
 # refuses: left in, it costs a JSONL file its first line (Codex's session_meta, Gemini's header).
 _BOM = "\ufeff"
 
+# An agent writes each JSONL line in one go, so a last line without its newline is normally seen
+# only for the moment of that write. One that has not changed for a minute is a cut file, not a
+# line being written.
+CUT_LINE_SECONDS = 60
+
+# JSON may escape one half of a UTF-16 pair alone (`"\ud800"`): Python reads it as a lone
+# surrogate, which no UTF-8 text can hold, so hashing or storing it raises. Only a line holding
+# such an escape is walked for one.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 
@@ -31,6 +43,8 @@ class JsonlRead:
     consumed: int  # bytes up to and including the last complete line
     bad_lines: list[int] = field(default_factory=list)  # complete lines that were not JSON objects
     partial_tail: bool = False  # the file ends in a line still being written
+    not_utf8_lines: list[int] = field(default_factory=list)  # lines with text that is not UTF-8, replaced
+    path: str | os.PathLike | None = None  # the file read
 
     def in_order(self) -> list[tuple[int, Any]]:
         """The records and the bad lines in file order, a bad line as (line number, None): the
@@ -46,20 +60,22 @@ def read_jsonl(path: str | os.PathLike, stream: BinaryIO | None = None) -> Jsonl
     lines = JsonlStream(path, stream)
     records = [(n, obj) for n, obj in lines if obj is not None]
     return JsonlRead(records=records, consumed=lines.consumed, bad_lines=lines.bad_lines,
-                     partial_tail=lines.partial_tail)
+                     partial_tail=lines.partial_tail, not_utf8_lines=lines.not_utf8_lines, path=path)
 
 
 class JsonlStream:
     """The complete lines of a JSONL file, one at a time: (line number, object), or (line number,
     None) for a line that is not a JSON object. Memory stays at one line however large the file
     (a 200 MB transcript took 1.2 GB read whole, benchmarks/stream/README.md). After iterating:
-    `consumed` (bytes up to the last newline), `bad_lines`, `partial_tail`, as in `JsonlRead`."""
+    `consumed` (bytes up to the last newline), `bad_lines`, `partial_tail`, `not_utf8_lines`, as
+    in `JsonlRead`."""
 
     def __init__(self, path: str | os.PathLike, stream: BinaryIO | None = None, *, limit: int | None = None):
         self.path, self.stream, self.limit = path, stream, limit  # limit: read no byte past it
         self.consumed = 0
         self.bad_lines: list[int] = []
         self.partial_tail = False
+        self.not_utf8_lines: list[int] = []
 
     def __iter__(self):
         if self.stream is not None:
@@ -79,13 +95,65 @@ class JsonlStream:
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(json_text(raw))
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self.not_utf8_lines.append(number)
+                text = raw.decode("utf-8", errors="replace")
+            try:
+                obj = json.loads(text.removeprefix(_BOM))
             except ValueError:
                 obj = None
             if not isinstance(obj, dict):
                 self.bad_lines.append(number)
                 obj = None
+            elif _SURROGATE_ESCAPE.search(raw):
+                obj = self._valid_unicode(number, obj)
             yield number, obj
+
+    def _valid_unicode(self, number: int, obj: dict) -> dict:
+        fixed = without_lone_surrogates(obj)
+        if fixed != obj and number not in self.not_utf8_lines:
+            self.not_utf8_lines.append(number)
+        return fixed
+
+
+def damage_warnings(label: str, lines: JsonlRead | JsonlStream) -> list[str]:
+    """What a read of a JSONL file changed or left out besides its bad lines (each
+    connector words those with its own counts): text that is not UTF-8, replaced, and a last
+    line without its newline that nobody is writing any more (the file was cut: a crash, a full
+    disk, a copy stopped short), left out. A last line still being written is no problem and
+    says nothing: it is read once it is finished."""
+    warnings = []
+    if lines.not_utf8_lines:
+        first, rest = lines.not_utf8_lines[0], len(lines.not_utf8_lines) - 1
+        more = f" (and {rest} more line{'s' if rest > 1 else ''})" if rest else ""
+        warnings.append(f"{label}:{first}: text that is not UTF-8 (a bad byte, half a surrogate pair), "
+                        f"replaced with U+FFFD{more}")
+    if lines.partial_tail and _untouched_for(lines.path, CUT_LINE_SECONDS):
+        warnings.append(f"{label}: its last line has no newline and has not changed for "
+                        f"{CUT_LINE_SECONDS} s (the file was cut short?): left out until it is finished")
+    return warnings
+
+
+def _untouched_for(path: str | os.PathLike | None, seconds: float) -> bool:
+    if path is None:
+        return False
+    try:
+        return time.time() - os.stat(path).st_mtime >= seconds
+    except OSError:  # gone since it was read: nothing to say about its last line
+        return False
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """`value` (a string, or JSON made of dicts and lists) with each lone surrogate replaced by
+    U+FFFD, as a byte that is not UTF-8 is replaced when a file is decoded."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def json_text(data: bytes) -> str:

@@ -19,12 +19,13 @@ import threading
 import uuid
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
 from jezero import plugins
 from jezero.config import Config, ConnectorConfig
+from jezero.ingest.files import without_lone_surrogates
 from jezero.ingest.segments import SegmentIdCollision, segment_session
 from jezero.ingest.shrunk import read_back_shorter
 from jezero.models import (
@@ -103,6 +104,32 @@ def redact_session(session: Session, redactors) -> Session:
     blocks = [replace(b, text=clean(b.text), command=clean(b.command), paths=[clean(p) for p in b.paths])
               for b in session.blocks]
     return replace(session, blocks=blocks, title=clean(session.title), cwd=session.cwd)
+
+
+def _without_lone_surrogates(record):
+    """`record` (a Session or a Block) with each lone surrogate in its text fields replaced by
+    U+FFFD; the same object when it holds none."""
+    changes = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            fixed = without_lone_surrogates(value)
+            if fixed != value:
+                changes[f.name] = fixed
+    return replace(record, **changes) if changes else record
+
+
+def encodable_session(session: Session) -> Session:
+    """The session with text that UTF-8 can hold. A lone surrogate cannot be hashed or stored:
+    it stopped the connector's whole run at that session. A JSONL reader already replaces it,
+    naming the file and line; what comes another way (a database row, a JSON document, a file
+    name whose bytes are not UTF-8) is replaced here, with a warning naming the session."""
+    blocks = [_without_lone_surrogates(b) for b in session.blocks]
+    fixed = _without_lone_surrogates(session)
+    if fixed is session and all(new is old for new, old in zip(blocks, session.blocks)):
+        return session
+    warning = f"session {fixed.id}: text that is not valid Unicode (a lone surrogate) replaced with U+FFFD"
+    return replace(fixed, blocks=blocks, warnings=[*fixed.warnings, warning])
 
 
 def build_summarizer(config: Config) -> Summarizer:
@@ -199,6 +226,7 @@ class Pipeline:
 
     def _prepare(self, session: Session, pool: ThreadPoolExecutor | None) -> _Pending | None:
         source = self.conn_cfg.name
+        session = encodable_session(session)
         for w in session.warnings:
             self._warn(w)
         session = redact_session(session, self.redactors)

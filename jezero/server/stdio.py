@@ -4,6 +4,8 @@
   not JSON, -32600 for JSON that is not a request, notification or response), with the line's id
   where one can be read, and a warning on stderr. The SDK drops such a line without a word, so a
   client waits for an answer that never comes.
+- A request whose id is neither a string nor a whole number (`1.5`, `{}`, `[1]`) is read by the
+  SDK as a notification, which is never answered: it gets -32600 with a null id, and a warning.
 - At the end of input, the requests already read are answered before the server stops (bounded
   by DRAIN_SECONDS). The SDK cancels them, so a client that writes its requests and closes stdin
   (a script, a pipe) loses the answers.
@@ -19,6 +21,7 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
+from mcp_types.methods import SPEC_CLIENT_METHODS
 from pydantic import ValidationError
 
 if TYPE_CHECKING:
@@ -49,6 +52,9 @@ async def _serve(server: MCPServer) -> None:
                     if isinstance(item, Exception):
                         await wire_out.send(SessionMessage(_refusal(item)))
                         continue
+                    if _request_without_id(item.message):
+                        await wire_out.send(SessionMessage(_refused_id()))
+                        continue
                     if isinstance(item.message, types.JSONRPCRequest):
                         pending.add(item.message.id)
                     await to_server.send(item)
@@ -70,6 +76,18 @@ async def _serve(server: MCPServer) -> None:
             async with server_out:
                 await lowlevel.run(server_in, server_out, lowlevel.create_initialization_options())
         await wire_out.aclose()
+
+
+def _request_without_id(message: types.JSONRPCMessage) -> bool:
+    """A notification named like a request: a request whose id the SDK could not read (JSON-RPC
+    2.0 makes a notification of a message without an id; MCP's ids are strings or integers)."""
+    return isinstance(message, types.JSONRPCNotification) and message.method in SPEC_CLIENT_METHODS
+
+
+def _refused_id() -> types.JSONRPCError:
+    message = "Invalid request: a request's id must be a string or a whole number"
+    log.warning("refused a line on stdin: %s", message)
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=message))
 
 
 def _refusal(error: Exception) -> types.JSONRPCError:

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from jezero.plugin import Block, JsonlStream, clip, parse_time, strip_ansi
+from jezero.plugin import Block, JsonlStream, clip, damage_warnings, parse_time, strip_ansi
 
 from jezero_connectors_claude.render import (
     COMPACT_PREFIX,
@@ -138,6 +138,7 @@ def read_transcript(path: str | Path, *, split_sidechains: bool = True, label: s
         if rec is not None:
             reader.record(number, rec)
     reader.finish(lines.bad_lines)
+    reader.main.warnings.extend(damage_warnings(reader.label, lines))
     return TranscriptRead(path, lines.consumed, reader.main, list(reader.sidechains.values()))
 
 

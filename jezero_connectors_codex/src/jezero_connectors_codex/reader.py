@@ -13,7 +13,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator
 
-from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, JsonlStream, Session, clip, parse_time
+from jezero.plugin import TITLE_MAX_CHARS, Block, JsonlRead, JsonlStream, Session, clip, damage_warnings, parse_time
 
 from . import render
 
@@ -464,6 +464,7 @@ def read_rollout(
             parser.bad_line(line)
         elif line not in copied:
             parser.feed(line, obj)
+    parser.warnings.extend(damage_warnings(path, jsonl))
     return parser.session(fallback_id)
 
 

@@ -127,7 +127,7 @@ class CopilotConnector:
         if isinstance(state, dict) and state.get("bytes") == consumed and state.get("sha256") == digest and _children_stored(cursor, state):
             return
         try:
-            log = reader.parse(str(ref.path), read_jsonl(ref.path, stream=io.BytesIO(data[:consumed])))
+            log = reader.parse(str(ref.path), read_jsonl(ref.path, stream=io.BytesIO(data)))
             sessions = self._sessions(ref, log, {"sig": sig, "bytes": consumed, "sha256": digest})
         except Exception as e:  # a reader bug must not stop the other files
             self.context.warn(f"copilot: {ref.path}: cannot parse: {type(e).__name__}: {e}")

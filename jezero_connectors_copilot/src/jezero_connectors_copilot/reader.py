@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.plugin import Block, JsonlRead, clip, parse_time, strip_ansi
+from jezero.plugin import Block, JsonlRead, clip, damage_warnings, parse_time, strip_ansi
 
 from . import tools
 
@@ -225,7 +225,9 @@ def parse(label: str, jsonl: JsonlRead) -> EventLog:
             parser.bad_line(line)
         else:
             parser.feed(line, obj)
-    return parser.finish()
+    log = parser.finish()
+    log.warnings.extend(damage_warnings(label, jsonl))
+    return log
 
 
 def model_of(thread: Thread) -> str | None:

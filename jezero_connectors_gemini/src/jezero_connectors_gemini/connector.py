@@ -89,7 +89,7 @@ class GeminiConnector:
             if chat.document:
                 replayed = reader.replay_document(label, doc)
             else:
-                replayed = reader.replay_jsonl(label, read_jsonl(chat.path, stream=io.BytesIO(data[:consumed])))
+                replayed = reader.replay_jsonl(label, read_jsonl(chat.path, stream=io.BytesIO(data)))
             return reader.session(
                 replayed,
                 fallback_id=chat.key.rsplit("/", 1)[-1],

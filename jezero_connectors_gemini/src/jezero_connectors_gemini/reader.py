@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.plugin import Block, JsonlRead, Session, clip, parse_time, strip_ansi, title_line
+from jezero.plugin import Block, JsonlRead, Session, clip, damage_warnings, parse_time, strip_ansi, title_line
 
 from . import tools
 
@@ -109,7 +109,9 @@ def replay_jsonl(label: str, jsonl: JsonlRead) -> Chat:
             replay.bad_line(line)
         else:
             replay.feed(line, obj)
-    return replay.finish()
+    chat = replay.finish()
+    chat.warnings.extend(damage_warnings(label, jsonl))
+    return chat
 
 
 def replay_document(label: str, doc: dict) -> Chat:

@@ -20,6 +20,8 @@ from . import tools
 AGENT = "opencode"
 # Parts that carry nothing for a transcript.
 KNOWN_PARTS = {"step-start", "step-finish", "snapshot", "patch", "agent", "retry", "compaction"}
+# The roles of OpenCode's messages.
+ROLES = ("user", "assistant")
 # Titles OpenCode gives before the small model has named the session.
 DEFAULT_TITLES = ("New session - ", "Child session - ")
 
@@ -92,9 +94,12 @@ def blocks_of(raw: Raw) -> tuple[list[Block], Counter, str | None, list[datetime
     first_prompt = None
     times: list[datetime] = []
     unknown: Counter[str] = Counter()
+    odd_roles: Counter[str] = Counter()  # a role OpenCode does not write: its text is read as the assistant's
     for message in raw.messages:
         info = message.info
         role = info.get("role")
+        if role not in ROLES:
+            odd_roles[repr(role)] += 1
         mtime = info.get("time") if isinstance(info.get("time"), dict) else {}
         when = parse_time(mtime.get("created"))
         for t in (when, parse_time(mtime.get("completed"))):
@@ -138,6 +143,8 @@ def blocks_of(raw: Raw) -> tuple[list[Block], Counter, str | None, list[datetime
             if text:
                 blocks.append(Block("system", "meta", f"[error] {strip_ansi(text)}", when))
     warnings = [f"session {raw.info.get('id')}: unknown part type {k!r} ({n} parts), skipped" for k, n in unknown.items()]
+    warnings += [f"session {raw.info.get('id')}: unknown message role {k} ({n} messages), read as the assistant's"
+                 for k, n in odd_roles.items()]
     return blocks, models, first_prompt, times, warnings
 
 
