@@ -14,7 +14,8 @@ transcript. search() therefore ranks twice and fuses:
   a word said in one short message counts more than the same word lost in a long log. On a near
   tie (NEAR_TIE) the session whose best message is newer goes first. The session is shown by its best
   message (the highest sum over its terms). A word also matches its other English forms
-  (terms.word_forms). A term in more than LANE_MAX_ROWS messages is read at its newest
+  (terms.word_forms); when only those forms make it common (below), it is also read as written
+  (WRITTEN_FORM). A term in more than LANE_MAX_ROWS messages is read at its newest
   LANE_MAX_ROWS (what passes the filters), each scored alike: older sessions holding only that
   word are not seen by this lane (`explain` says so; the items lane still reads it). Its IDF
   counts it as held by its share of the sessions within those rows' time, over every session
@@ -317,7 +318,20 @@ MORE_WORDS_HELD = True
 # reads `pdfs` as written, puts it 1st. No constant; figures in benchmarks/retrieval/README.md
 # (branch decision4).
 WRITTEN_FORM = True
+# A session saying the word as written holds the word's forms too (WRITTEN_HOLDS_FORMS): the word
+# as written is one of them (`pdfs` in `pdfs OR pdf OR ...`), and only the cap kept the lane from
+# reading it there, so it scores what each of the forms' rows scored (alike), as the lane would
+# have. The two are two clauses of one word, as the tantivy items' exact field and stem are
+# (branch parity2): a session saying the word as the person typed it matches both. The items'
+# gate then compares it with the sessions holding as many of the query's terms (billing-pdf-2:
+# 0.14 -> 1, fused 2nd -> 1st, padded).
 WRITTEN_HOLDS_FORMS = True
+# For CAPPED_REVISION the written form of a common word stays that common word
+# (WRITTEN_STAYS_CAPPED): a revision whose transcript holds the query's common words alone is
+# weighed by the lane on those words only, against an anchor holding an uncapped word at full
+# bm25, whether or not one of them was also read as written. Without it, reading `certificates`
+# as written took `how are TLS certificates issued and renewed` (infra-tls-2, the revision the
+# items placed first) 1st -> 2nd: its evidence, 0.22 of infra-tls-1's, is under CURRENT_EVIDENCE.
 WRITTEN_STAYS_CAPPED = True
 # A term in more messages than this is common: it is read at its newest this many (that pass the
 # filters), each scored with the IDF of a word in this many messages, without bm25, whose IDF
