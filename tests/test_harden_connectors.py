@@ -21,10 +21,9 @@ import pytest
 from jezero import plugins
 from jezero.plugin.testing import Library
 from jezero.store import open_readonly
+from jz_support import SAMPLES, needs_samples
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
-pytestmark = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"real transcript samples not found at {SAMPLES} "
-                                "(shared/samples lives beside the repository, never in it)")
+pytestmark = needs_samples()
 # connector type -> the sample stores laid out for it (OpenCode's is a database: its own test below)
 STORES = {
     "claude": ["claude", "newest/claude"],

@@ -514,7 +514,7 @@ def written_forms(conn: apsw.Connection, engine: str | None, terms, capped, filt
         counted = getattr(per_term, "held", None) or {}
         for text, found in per_term:
             if text not in common and found:
-                out.append((f'"{text}"', found, min(counted.get(text, len(found)), LANE_MAX_ROWS)))
+                out.append((written_label(text), found, min(counted.get(text, len(found)), LANE_MAX_ROWS)))
         return out
     for w in written:
         held = mq.count_up_to(conn, w.quoted, LANE_MAX_ROWS + 1)
@@ -522,15 +522,24 @@ def written_forms(conn: apsw.Connection, engine: str | None, terms, capped, filt
             continue  # common as written too: the lane's reading of it stands
         found = mq.term_matches(conn, w, filters, LANE_MAX_ROWS)
         if found:
-            out.append((f'"{w.text}"', found, held))
+            out.append((written_label(w.text), found, held))
     return out
+
+
+def written_label(word: str) -> str:
+    """The lane's label of a word read as written (WRITTEN_FORM): the word in double quotes."""
+    return f'"{word}"'
+
+
+def is_written_label(text: str) -> bool:
+    return text.startswith('"') and text.endswith('"')
 
 
 def _written_holds_forms(per_term: list) -> list:
     """WRITTEN_HOLDS_FORMS: `per_term` with each session holding a word as written (written_forms(),
     labelled `"word"`) holding the word's forms too (the term `word`, read at its newest messages
     only, each scoring alike), at that alike score, as the lane would have read it there."""
-    written = {text[1:-1]: found for text, found in per_term if text.startswith('"') and text.endswith('"')}
+    written = {text[1:-1]: found for text, found in per_term if is_written_label(text)}
     if not written:
         return per_term
     out = []
@@ -1269,7 +1278,7 @@ def capped_words(capped) -> set[str]:
     """The lane's common words (`capped`) and, with WRITTEN_STAYS_CAPPED, the labels of their
     written forms (written_forms(): `"word"`), for CAPPED_REVISION."""
     capped = set(capped)
-    return capped | {f'"{w}"' for w in capped} if WRITTEN_FORM and WRITTEN_STAYS_CAPPED else capped
+    return capped | {written_label(w) for w in capped} if WRITTEN_FORM and WRITTEN_STAYS_CAPPED else capped
 
 
 def capped_revisions(hits: list[dict], item_hits: list[dict], held: dict, capped: set,
