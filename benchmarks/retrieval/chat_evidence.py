@@ -28,6 +28,11 @@ chance, whichever system leads.
     .venv/bin/python benchmarks/retrieval/chat_evidence.py                  # both chat sets
     .venv/bin/python benchmarks/retrieval/chat_evidence.py --reuse DIR      # a bench.py --keep DIR folder
     .venv/bin/python benchmarks/retrieval/chat_evidence.py --questions      # and each question's words
+    .venv/bin/python benchmarks/retrieval/chat_evidence.py --raw-words      # raw's finds, word by word
+
+`--raw-words` lists each question raw BM25 finds within 10 and the fused search does not, with
+raw's rank of its first relevant session by the question's each word alone and how many of the
+conversation's sessions the trigram index finds holding that word: which word raw found it by.
 """
 
 from __future__ import annotations
@@ -106,7 +111,21 @@ def evidence(lib, q, sessions_in: dict[str, int]) -> tuple[str, list[str]]:
     return ("said" if said else "everywhere" if everywhere else "absent"), words
 
 
-def run(name: str, specs, queries, folder: Path, reuse: bool, show_questions: bool) -> None:
+def raw_words(raw: bench.RawIndex, q, project: str) -> str:
+    """Per word of the question: raw's rank of its first relevant session for that word alone
+    ('-': not within 10) / the conversation's sessions the trigram index finds holding it."""
+    parts = []
+    for word in dict.fromkeys(q.text.split()):
+        rank = bench.score(raw.ranking(word, project), q.relevant).first or "-"
+        match = bench.build_match_query(word)
+        held = raw.db.execute("SELECT count(*) FROM raw WHERE raw MATCH ? AND project = ?",
+                              (match, project)).fetchone()[0] if match else 0
+        parts.append(f"{word} {rank}/{held}")
+    return ", ".join(parts)
+
+
+def run(name: str, specs, queries, folder: Path, reuse: bool, show_questions: bool,
+        show_raw_words: bool = False) -> None:
     lib = bench.build_library(specs, folder, "offline", reuse)
     raws = {"raw": bench.RawIndex(lib.docs, lib.ended, lib.projects),
             "raw_nostop": FilteredRaw(lib.docs, lib.ended, lib.projects),
@@ -137,6 +156,8 @@ def run(name: str, specs, queries, folder: Path, reuse: bool, show_questions: bo
         rows[cls].append(row)
         kinds[q.kind].append((cls, row))
         chance[cls].append(min(1.0, bench.LIMIT / sessions_in[project]))
+        if show_raw_words and (row["raw"].first or 99) <= bench.LIMIT and not row["fused"].first:
+            print(f"  raw {row['raw'].first:>2} {q.kind:<12} {q.text[:48]:<48} | {raw_words(raws['raw'], q, project)}")
         if show_questions:
             ranks = " ".join(f"{s} {row[s].first or '-'}" for s in SYSTEMS)
             print(f"  {cls:<10} {q.kind:<12} {q.text[:48]:<48} | {ranks} | {', '.join(words)}")
@@ -166,6 +187,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reuse", type=Path, help="a folder a `bench.py --keep` run left (no ingest)")
     parser.add_argument("--questions", action="store_true", help="list each question, its class, ranks and words")
+    parser.add_argument("--raw-words", action="store_true",
+                        help="list the questions raw finds and the fused search misses, raw's rank by each word alone")
     args = parser.parse_args()
     tmp = None if args.reuse else tempfile.TemporaryDirectory(prefix="jezero-chat-evidence-")
     folder = args.reuse or Path(tmp.name)
@@ -175,7 +198,10 @@ def main() -> int:
             if show := args.questions:
                 print(f"\n{name}: class, kind, question | first relevant rank per system | words (sessions holding it"
                       f" / the conversation's; * a relevant session holds it)")
-            run(name, specs, queries, folder / sub, bool(args.reuse), show)
+            if args.raw_words:
+                print(f"\n{name}: questions raw finds within 10 and the fused search does not | per word: raw's rank "
+                      "by that word alone / the conversation's sessions holding it")
+            run(name, specs, queries, folder / sub, bool(args.reuse), show, args.raw_words)
     finally:
         if tmp is not None:
             tmp.cleanup()
