@@ -74,7 +74,7 @@ from jezero.query import bm25, current, stats
 from jezero.query import messages as mq
 from jezero.query.common import Hits, budget, fetch_hits, time_conditions
 from jezero.query.errors import QueryError
-from jezero.query.terms import Term, is_stop_word, word_forms
+from jezero.query.terms import Term, is_stop_word, parse_terms, word_forms
 
 LANES = ("items", "messages")
 # The semantic lane (query/vectors.py), chosen only when `[semantic]` turns it on. It joins the
@@ -305,6 +305,7 @@ READ_ALIKE = True
 # long_fact R@1 0.571 -> 0.614 (FTS5; raw 0.600), tantivy 0.600 -> 0.629; unpadded long chats up
 # on both halves; nothing moved down in any set (benchmarks/retrieval/README.md, branch padded4).
 MORE_WORDS_HELD = True
+ITEMS_ON_NEAR_TIE = True
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
 # lane reads `PDFs` as `pdfs OR pdf OR ...`) is also read as written (WRITTEN_FORM), as one more
@@ -1057,6 +1058,8 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     fused = fuse(conn, [items] + ranked, limit, explain=explain, arrange=arrange)
     if MORE_WORDS_HELD and lane:
         fused = more_words_held_first(fused, lane, read)
+    if ITEMS_ON_NEAR_TIE and lane:
+        fused = items_on_near_ties(conn, query, fused, item_hits, lane, read)
     hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
@@ -1086,6 +1089,61 @@ def more_words_held_first(hits: list[dict], lane, read: dict | None = None) -> l
         else:
             i += 1
     return out
+
+
+def items_on_near_ties(conn: apsw.Connection, query: str, hits: list[dict], item_hits: list[dict], lane,
+                       read: dict | None = None) -> list[dict]:
+    """ITEMS_ON_NEAR_TIE: one pass down the fused order; a hit the items lane ranks before the hit
+    just above it swaps with it, and the pair is passed (each session moves at most one place),
+    when the transcripts tie on both of seed 004's counts though they hold different words (as
+    many of the query's words, the lane's terms and the read's, lane.held, not the same ones; the
+    lower one's evidence within NEAR_TIE of the upper's), and the tie is not known: the lower
+    one's item holds more of the query's words than the upper one's (item_words()), among them a
+    common word (read at its newest rows only) its transcript was not seen to hold."""
+    evidence = {**(getattr(lane, "evidence", None) or {}), **(read or {})}
+    held = getattr(lane, "held", None) or {}
+    capped = set(lane[0].capped)
+    if not capped:
+        return hits
+    first: dict[tuple[str, str], tuple[int, dict]] = {}  # each session's items rank and best item
+    for h in item_hits:
+        first.setdefault((h["source"], h["session_id"]), (len(first) + 1, h))
+    words = None
+    out = list(hits)
+    i = 1
+    while i < len(out):
+        upper, lower = ((h["source"], h["session_id"]) for h in out[i - 1:i + 1])
+        ours, theirs = evidence.get(lower, 0.0), evidence.get(upper, 0.0)
+        ours_held, theirs_held = set(held.get(lower, ())), set(held.get(upper, ()))
+        if (lower in first and upper in first and first[lower][0] < first[upper][0]
+                and ours > 0 and ours >= (1 - NEAR_TIE) * theirs
+                and len(ours_held) == len(theirs_held) and ours_held != theirs_held):
+            if words is None:
+                words = item_words(conn, query)
+            in_item, in_upper_item = words(first[lower][1]), words(first[upper][1])
+            if len(in_item) > len(in_upper_item) and (in_item & capped) - ours_held:
+                out[i - 1], out[i] = out[i], out[i - 1]
+                if isinstance(out[i - 1].get("explain"), dict):
+                    out[i - 1]["explain"]["placed"] = {"rule": "items_on_near_tie", "before": out[i]["id"],
+                                                       "evidence_share": ours / theirs if theirs else 1.0,
+                                                       "item_terms": sorted(in_item), "held_terms": sorted(ours_held)}
+                i += 2
+                continue
+        i += 1
+    return out
+
+
+def item_words(conn: apsw.Connection, query: str) -> Callable[[dict], set[str]]:
+    """The query's ranking words (_ranking: what the messages lane ranks by) an item hit's indexed
+    text holds, as the items' index matches them (current.terms_held)."""
+    from jezero.query.search import library_tokenizer
+
+    tokenizer = library_tokenizer(conn)
+    terms = [t for t in parse_terms(query, tokenizer) if t.part_of is None and _ranking(t)]
+
+    def held_by(hit: dict) -> set[str]:
+        return current.terms_held(conn, [hit["id"]], terms, tokenizer)[hit["id"]]
+    return held_by
 
 
 def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_budget_ms: int) -> dict:
