@@ -58,6 +58,9 @@ alone is gated against the sessions whose evidence is common words alone too, no
 holding an uncapped word at full bm25 (READ_ALIKE): like is compared with like. Before that, a
 hit whose transcript holds every query word of the hit above it and more, at a higher evidence,
 goes before it (MORE_WORDS_HELD): the items' gated share alone does not pass such a session.
+Where the lane cannot tell two transcripts apart (as many words, different ones, a near tie) and
+the lower one's item holds more of the query's words, among them a common word its transcript
+was never read for, the items' order decides (ITEMS_ON_NEAR_TIE).
 """
 
 from __future__ import annotations
@@ -305,6 +308,22 @@ READ_ALIKE = True
 # long_fact R@1 0.571 -> 0.614 (FTS5; raw 0.600), tantivy 0.600 -> 0.629; unpadded long chats up
 # on both halves; nothing moved down in any set (benchmarks/retrieval/README.md, branch padded4).
 MORE_WORDS_HELD = True
+# After that pass, the items' order decides between two adjacent hits whose transcripts the lane
+# cannot tell apart (ITEMS_ON_NEAR_TIE, items_on_near_ties()): both hold as many of the query's
+# words, but different ones, and the lower one's evidence is within NEAR_TIE of the upper one's
+# (the lane's own near tie), while the lower one's item, which the items lane ranks first, holds
+# more of the query's words, among them a common word (read at its newest rows only) that its
+# transcript was never read for. The lane's tie then compares the weights of two different words,
+# not which session the query means, and its coverage count is incomplete (unknown, not lacking,
+# as for CAPPED_REVISION); the gate's power had turned the tie into a cut of the items share.
+# Seen padded (benchmarks/retrieval, coding B, `state management library in the tidepool app`):
+# mobile-state-2 (items 1st; its transcript holds `management`, 5.53; `state` and `app` common and
+# never read there) came after mobile-lstar (a build failure, `library` alone, 5.88; items 2nd):
+# fused 2nd -> 1st, no other query moved in any set (FTS5). No constant. Refused on the
+# unpadded chats, where the items' order is noise: without the different-words and unread-word
+# tests, six queries down (`when did Kofi start the new position` 1st -> 2nd: both transcripts
+# hold `Kofi` and `start`); without the unread-word test, one (`which company gave me the job`,
+# A, 8th -> 9th: a small-talk item holding `company`).
 ITEMS_ON_NEAR_TIE = True
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
