@@ -319,11 +319,13 @@ MORE_WORDS_HELD = True
 # Seen padded (benchmarks/retrieval, coding B, `state management library in the tidepool app`):
 # mobile-state-2 (items 1st; its transcript holds `management`, 5.53; `state` and `app` common and
 # never read there) came after mobile-lstar (a build failure, `library` alone, 5.88; items 2nd):
-# fused 2nd -> 1st, no other query moved in any set (FTS5). No constant. Refused on the
-# unpadded chats, where the items' order is noise: without the different-words and unread-word
-# tests, six queries down (`when did Kofi start the new position` 1st -> 2nd: both transcripts
-# hold `Kofi` and `start`); without the unread-word test, one (`which company gave me the job`,
-# A, 8th -> 9th: a small-talk item holding `company`).
+# fused 2nd -> 1st, no other query moved in any set (FTS5; tantivy's items put lstar first:
+# no move). No constant. Refused on the unpadded chats, where the items' order is noise: the
+# items' order on an equal count and a near tie alone took six queries down (`when did Kofi start
+# the new position` 1st -> 2nd: both transcripts hold `Kofi` and `start`); with the item test but
+# not its unread common word, four; with different words too, one (`which company gave me the
+# job`, A, 8th -> 9th: a small-talk item holding `company`). Figures in
+# benchmarks/retrieval/README.md (branch decision5).
 ITEMS_ON_NEAR_TIE = True
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
