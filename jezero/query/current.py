@@ -325,6 +325,22 @@ def _newer_on_the_query(conn, hits: list[dict], held: dict, evidence: dict, capp
     return hits
 
 
+def terms_held(conn: apsw.Connection, item_ids, terms, tokenizer: str) -> dict[int, set[str]]:
+    """Which of `terms` (by their text) each item's indexed text holds, as the items' index matches
+    them (read and kept per index state, _Texts). Never raises: on any SQLite error (the time
+    budget included) every item holds none."""
+    try:
+        texts = _Texts(conn, item_ids, tokenizer)
+        out: dict[int, set[str]] = {i: set() for i in item_ids}
+        for t in terms:
+            for item_id, value in texts.relevance(list(item_ids), [t], [1.0]).items():
+                if value > 0:
+                    out[item_id].add(t.text)
+        return out
+    except apsw.Error:
+        return {i: set() for i in item_ids}
+
+
 def _on_distinctive_subject(conn, anchor: dict, newer: list[dict], hits: list[dict], texts: "_Texts",
                             tokenizer: str) -> list[dict]:
     """The `newer` hits that are also on the anchor's distinctive subject, as later() reads it

@@ -58,6 +58,9 @@ alone is gated against the sessions whose evidence is common words alone too, no
 holding an uncapped word at full bm25 (READ_ALIKE): like is compared with like. Before that, a
 hit whose transcript holds every query word of the hit above it and more, at a higher evidence,
 goes before it (MORE_WORDS_HELD): the items' gated share alone does not pass such a session.
+Where the lane cannot tell two transcripts apart (as many words, different ones, a near tie) and
+the lower one's item holds more of the query's words, among them a common word its transcript
+was never read for, the items' order decides (ITEMS_ON_NEAR_TIE).
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ from jezero.query import bm25, current, stats
 from jezero.query import messages as mq
 from jezero.query.common import Hits, budget, fetch_hits, time_conditions
 from jezero.query.errors import QueryError
-from jezero.query.terms import Term, is_stop_word, word_forms
+from jezero.query.terms import Term, is_stop_word, parse_terms, word_forms
 
 LANES = ("items", "messages")
 # The semantic lane (query/vectors.py), chosen only when `[semantic]` turns it on. It joins the
@@ -305,6 +308,25 @@ READ_ALIKE = True
 # long_fact R@1 0.571 -> 0.614 (FTS5; raw 0.600), tantivy 0.600 -> 0.629; unpadded long chats up
 # on both halves; nothing moved down in any set (benchmarks/retrieval/README.md, branch padded4).
 MORE_WORDS_HELD = True
+# After that pass, the items' order decides between two adjacent hits whose transcripts the lane
+# cannot tell apart (ITEMS_ON_NEAR_TIE, items_on_near_ties()): both hold as many of the query's
+# words, but different ones, and the lower one's evidence is within NEAR_TIE of the upper one's
+# (the lane's own near tie), while the lower one's item, which the items lane ranks first, holds
+# more of the query's words, among them a common word (read at its newest rows only) that its
+# transcript was never read for. The lane's tie then compares the weights of two different words,
+# not which session the query means, and its coverage count is incomplete (unknown, not lacking,
+# as for CAPPED_REVISION); the gate's power had turned the tie into a cut of the items share.
+# Seen padded (benchmarks/retrieval, coding B, `state management library in the tidepool app`):
+# mobile-state-2 (items 1st; its transcript holds `management`, 5.53; `state` and `app` common and
+# never read there) came after mobile-lstar (a build failure, `library` alone, 5.88; items 2nd):
+# fused 2nd -> 1st, no other query moved in any set (FTS5; tantivy's items put lstar first:
+# no move). No constant. Refused on the unpadded chats, where the items' order is noise: the
+# items' order on an equal count and a near tie alone took six queries down (`when did Kofi start
+# the new position` 1st -> 2nd: both transcripts hold `Kofi` and `start`); with the item test but
+# not its unread common word, four; with different words too, one (`which company gave me the
+# job`, A, 8th -> 9th: a small-talk item holding `company`). Figures in
+# benchmarks/retrieval/README.md (branch decision5).
+ITEMS_ON_NEAR_TIE = True
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
 # lane reads `PDFs` as `pdfs OR pdf OR ...`) is also read as written (WRITTEN_FORM), as one more
@@ -1057,6 +1079,8 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     fused = fuse(conn, [items] + ranked, limit, explain=explain, arrange=arrange)
     if MORE_WORDS_HELD and lane:
         fused = more_words_held_first(fused, lane, read)
+    if ITEMS_ON_NEAR_TIE and lane:
+        fused = items_on_near_ties(conn, query, fused, item_hits, lane, read)
     hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
@@ -1086,6 +1110,61 @@ def more_words_held_first(hits: list[dict], lane, read: dict | None = None) -> l
         else:
             i += 1
     return out
+
+
+def items_on_near_ties(conn: apsw.Connection, query: str, hits: list[dict], item_hits: list[dict], lane,
+                       read: dict | None = None) -> list[dict]:
+    """ITEMS_ON_NEAR_TIE: one pass down the fused order; a hit the items lane ranks before the hit
+    just above it swaps with it, and the pair is passed (each session moves at most one place),
+    when the transcripts tie on both of seed 004's counts though they hold different words (as
+    many of the query's words, the lane's terms and the read's, lane.held, not the same ones; the
+    lower one's evidence within NEAR_TIE of the upper's), and the tie is not known: the lower
+    one's item holds more of the query's words than the upper one's (item_words()), among them a
+    common word (read at its newest rows only) its transcript was not seen to hold."""
+    evidence = {**(getattr(lane, "evidence", None) or {}), **(read or {})}
+    held = getattr(lane, "held", None) or {}
+    capped = set(lane[0].capped)
+    if not capped:
+        return hits
+    first: dict[tuple[str, str], tuple[int, dict]] = {}  # each session's items rank and best item
+    for h in item_hits:
+        first.setdefault((h["source"], h["session_id"]), (len(first) + 1, h))
+    words = None
+    out = list(hits)
+    i = 1
+    while i < len(out):
+        upper, lower = ((h["source"], h["session_id"]) for h in out[i - 1:i + 1])
+        ours, theirs = evidence.get(lower, 0.0), evidence.get(upper, 0.0)
+        ours_held, theirs_held = set(held.get(lower, ())), set(held.get(upper, ()))
+        if (lower in first and upper in first and first[lower][0] < first[upper][0]
+                and ours > 0 and ours >= (1 - NEAR_TIE) * theirs
+                and len(ours_held) == len(theirs_held) and ours_held != theirs_held):
+            if words is None:
+                words = item_words(conn, query)
+            in_item, in_upper_item = words(first[lower][1]), words(first[upper][1])
+            if len(in_item) > len(in_upper_item) and (in_item & capped) - ours_held:
+                out[i - 1], out[i] = out[i], out[i - 1]
+                if isinstance(out[i - 1].get("explain"), dict):
+                    out[i - 1]["explain"]["placed"] = {"rule": "items_on_near_tie", "before": out[i]["id"],
+                                                       "evidence_share": ours / theirs if theirs else 1.0,
+                                                       "item_terms": sorted(in_item), "held_terms": sorted(ours_held)}
+                i += 2
+                continue
+        i += 1
+    return out
+
+
+def item_words(conn: apsw.Connection, query: str) -> Callable[[dict], set[str]]:
+    """The query's ranking words (_ranking: what the messages lane ranks by) an item hit's indexed
+    text holds, as the items' index matches them (current.terms_held)."""
+    from jezero.query.search import library_tokenizer
+
+    tokenizer = library_tokenizer(conn)
+    terms = [t for t in parse_terms(query, tokenizer) if t.part_of is None and _ranking(t)]
+
+    def held_by(hit: dict) -> set[str]:
+        return current.terms_held(conn, [hit["id"]], terms, tokenizer)[hit["id"]]
+    return held_by
 
 
 def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_budget_ms: int) -> dict:
