@@ -80,7 +80,6 @@ def test_a_session_saying_the_word_as_written_holds_its_forms_too(tmp_path, engi
     assert lane(path, engine)["pdfs"] == ['"pdfs"']
 
 
-
 def test_a_word_said_as_typed_counts_as_two_terms(tmp_path, engine, monkeypatch):  # noqa: F811
     # WRITTEN_HOLDS_FORMS: `pdfs` says the one query word `pdfs` as typed, so it holds two of the
     # lane's terms (`"pdfs"` and `pdfs`), and the lane's coverage counts both; `beat`, holding
