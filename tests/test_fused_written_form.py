@@ -78,3 +78,25 @@ def test_a_session_saying_the_word_as_written_holds_its_forms_too(tmp_path, engi
     assert gate["held_terms"] == ['"pdfs"', "pdfs"] and gate["gate"] == 1.0
     monkeypatch.setattr(fused, "WRITTEN_HOLDS_FORMS", False)
     assert lane(path, engine)["pdfs"] == ['"pdfs"']
+
+
+def test_a_word_said_as_typed_counts_as_two_terms(tmp_path, engine, monkeypatch):  # noqa: F811
+    # WRITTEN_HOLDS_FORMS: `pdfs` says the one query word `pdfs` as typed, so it holds two of the
+    # lane's terms (`"pdfs"` and `pdfs`), and the lane's coverage counts both; `beat`, holding
+    # `generated`, one. Counting the word once was measured and refused (branch coverage5): the
+    # session saying the word as typed then ties with those saying another form of it.
+    path = library(tmp_path, engine, monkeypatch)
+    with open_readonly(path) as conn:
+        hits = search(conn, QUERY, options=SearchConfig(engine=engine), now=NOW, explain=True)
+    fusion = {h["session_id"]: h["explain"]["fusion"] for h in hits}
+    assert fusion["pdfs"]["matched_terms"] == ['"pdfs"', "pdfs"] and fusion["pdfs"]["coverage"] == 2
+    assert fusion["beat"]["coverage"] == 1
+
+
+def test_the_gates_tiers_count_a_word_said_as_typed_as_two_terms():
+    # COVERAGE_GATE: `a`, holding `pdfs` as typed (two terms), is in a tier above `c`, holding
+    # `generated`: its bar is its own evidence, not `c`'s higher one (billing-pdf-2, padded: gate
+    # 0.14 -> 1)
+    held = {("s", "a"): {'"pdfs"', "pdfs"}, ("s", "c"): {"generated"}}
+    bar = fused.coverage_bars({("s", "a"): 1.0, ("s", "c"): 3.0}, held, {'"pdfs"': 4.0, "pdfs": 1.0, "generated": 4.0})
+    assert bar(("s", "a")) == 1.0 and bar(("s", "c")) == 3.0

@@ -347,6 +347,17 @@ WRITTEN_FORM = True
 # (branch parity2): a session saying the word as the person typed it matches both. The items'
 # gate then compares it with the sessions holding as many of the query's terms (billing-pdf-2:
 # 0.14 -> 1, fused 2nd -> 1st, padded).
+# So one query word said as typed is two of the lane's terms (`"PDFs"` and `PDFs`), and it counts
+# twice wherever the lane's terms are counted: its score sums both, the share of the query's
+# weights holds both (COVERAGE_POWER), the items' gate's tiers count both (coverage_bars()), and
+# so do MORE_WORDS_HELD's held sets, CURRENT_COVERAGE and the lane's `coverage` in `explain`. That
+# is what puts billing-pdf-2 in a tier of its own above the sessions holding `generated`. The word
+# counted once (its better weight) was measured and refused (benchmarks/retrieval/README.md,
+# branch coverage5): padded, 7 queries down on FTS5 and 6 on tantivy, none up (`how are invoice
+# PDFs generated` 1st -> 2nd; `how long is my commute` 1st -> 3rd-9th for four people: the session
+# saying `commute` holds one word, the ones saying `commutes` beside `long` two, a tier above it);
+# unpadded, none moved. Counted once everywhere but the gate's tiers, one moved (a cousin
+# question, 1st -> 2nd): the tiers make the rest.
 WRITTEN_HOLDS_FORMS = True
 # For CAPPED_REVISION the written form of a common word stays that common word
 # (WRITTEN_STAYS_CAPPED): a revision whose transcript holds the query's common words alone is

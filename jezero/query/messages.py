@@ -142,7 +142,9 @@ class Match:
     at: str
     bm25: float
     bm25_rank: int  # its place in bm25 order among the fetched matches; -1 when a time order fetched it
-    coverage: int = 1  # distinct query terms it holds
+    # distinct query terms it holds (in the fused lane, its terms: a word said as typed is two,
+    # fused.WRITTEN_HOLDS_FORMS)
+    coverage: int = 1
     matched: list[str] = field(default_factory=list)
 
 
