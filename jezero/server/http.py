@@ -100,11 +100,15 @@ class _WholeBody:
     the server spend its time on tracebacks while real requests waited (benchmarks/faults). A
     body past MAX_REQUEST_BYTES gets 413 before it is read further, and one declared past it
     (Content-Length) before any of it is read: a client that declares a huge body and sends none
-    is not waited for. A plain tool call is then answered by `lean` when given
+    is not waited for. A body not in whole within `body_seconds` of its head (`[server]
+    body_timeout_seconds`) gets 408 and the connection is closed: a client that trickles its body
+    a byte at a time no longer holds a connection for ever (slowloris; the head has its own
+    deadline, jezero.server.parser). A plain tool call is then answered by `lean` when given
     (jezero.server.lean: the same bytes, less of the SDK's work)."""
 
-    def __init__(self, app: ASGIApp, path: str = "/mcp", lean: LeanToolCalls | None = None):
-        self.app, self.path, self.lean = app, path, lean
+    def __init__(self, app: ASGIApp, *, body_seconds: float, path: str = "/mcp",
+                 lean: LeanToolCalls | None = None):
+        self.app, self.path, self.lean, self.body_seconds = app, path, lean, body_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
@@ -113,19 +117,26 @@ class _WholeBody:
         if _declared_length(scope) > MAX_REQUEST_BYTES:  # refused before any of it is read
             await Response("request body too large", status_code=413)(scope, receive, send)
             return
-        chunks, size = [], 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # nobody is left to answer
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_REQUEST_BYTES:
-                await Response("request body too large", status_code=413)(scope, receive, send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        chunks, size, whole = [], 0, False
+        with anyio.move_on_after(self.body_seconds):
+            while size <= MAX_REQUEST_BYTES:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return  # nobody is left to answer
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    whole = True
+                    break
+        if size > MAX_REQUEST_BYTES:
+            await Response("request body too large", status_code=413)(scope, receive, send)
+            return
+        if not whole:
+            log.warning("an MCP request body was not in whole within %s s: answered 408", self.body_seconds)
+            await Response("request body not received in time", status_code=408,
+                           headers={"Connection": "close"})(scope, receive, send)
+            return
         body = b"".join(chunks)
         delivered = False
 
@@ -229,7 +240,7 @@ def build_http_app(
         backend = next((m.kwargs.get("backend") for m in app.user_middleware if m.cls is AuthenticationMiddleware), None)
         shortcut = LeanToolCalls.for_server(server, backend, security, stateless=stateless,
                                             json_response=json_response, max_body=MAX_REQUEST_BYTES)
-    app.add_middleware(_WholeBody, lean=shortcut)
+    app.add_middleware(_WholeBody, lean=shortcut, body_seconds=registry.config().server.body_timeout_seconds)
     _watch_config(app, registry)
     return app
 
@@ -301,7 +312,8 @@ def http_server(
                     "proxy in front (README, \"Safety and limits\")", host)
     app = build_http_app(registry, host=host, **app_options)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                            lifespan="on", timeout_graceful_shutdown=3, http=parser.protocol())
+                            lifespan="on", timeout_graceful_shutdown=3,
+                            http=parser.protocol(settings.head_timeout_seconds))
     return uvicorn.Server(config)
 
 
@@ -372,7 +384,7 @@ def serve_workers(
     run_workers(uvicorn.Config("jezero.server.http:worker_app", factory=True, host=host, port=port,
                                workers=workers, log_level=log_level, access_log=False, lifespan="on",
                                timeout_graceful_shutdown=3, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
-                               http=parser.protocol()))
+                               http=parser.protocol(settings.head_timeout_seconds)))
 
 
 # Whether sockets bound with SO_REUSEPORT to one port share its connections out (Linux 3.9 on).
