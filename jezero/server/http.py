@@ -14,6 +14,9 @@ refuse a Host or Origin that is not local (DNS rebinding: a web page the user vi
 reach the server through the browser). On any other address those checks are off and traffic is
 plain HTTP: `http_server` warns, and the docs say to put a TLS reverse proxy in front.
 
+A request whose id is neither a string nor a whole number (or missing) gets JSON-RPC's -32600
+with a null id, as over stdio: the SDK took it for a notification and answered 202, no body.
+
 GET /mcp (the optional server-to-client event stream) answers 405: a read-only server has
 nothing to push, and a stream held open would outlive its key's revocation and hold a
 connection per idle client.
@@ -31,6 +34,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import mcp_types as types
 import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -52,7 +56,7 @@ from jezero.server.clients import POLL_SECONDS, ClientRegistry
 from jezero.server.inbox import add_inbox_route
 from jezero.server.lean import LeanToolCalls
 from jezero.server.library import ConnectionMode, Library
-from jezero.server.mcp_app import build_mcp_server
+from jezero.server.mcp_app import REFUSED_ID, build_mcp_server, request_without_id
 from jezero.store import StoreError
 
 log = logging.getLogger("jezero.server")
@@ -149,7 +153,40 @@ class _WholeBody:
 
         if self.lean is not None and await self.lean.answer(scope, body, replay, send):
             return
+        if _names_a_request_without_id(body):
+            send = _refusing_acceptance(send)
         await self.app(scope, replay, send)
+
+
+def _names_a_request_without_id(body: bytes) -> bool:
+    """The body, read as the SDK reads it, is a request whose id it cannot read (mcp_app's
+    request_without_id): the SDK would accept it as a notification, 202 and no body."""
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except ValueError:  # not a message at all: the SDK's own 400
+        return False
+    return request_without_id(message)
+
+
+def _refusing_acceptance(send: Send) -> Send:
+    """`send` with the SDK's 202 for a request it took for a notification replaced by JSON-RPC's
+    -32600 (400, a null id), as stdio and the modern path answer. The SDK still decides first, so
+    a missing key still gets its 401, a foreign Host its 421."""
+    refusal = JSONResponse({"jsonrpc": "2.0", "error": {"code": types.INVALID_REQUEST, "message": REFUSED_ID},
+                            "id": None}, status_code=400)
+    replaced = False
+
+    async def refusing(message) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start" and message["status"] == 202:
+            replaced = True
+            log.warning("refused a request: %s", REFUSED_ID)
+            await send({"type": "http.response.start", "status": 400, "headers": refusal.raw_headers})
+            await send({"type": "http.response.body", "body": refusal.body})
+        elif not replaced:  # (the 202's own body is dropped)
+            await send(message)
+
+    return refusing
 
 
 def _declared_length(scope: Scope) -> int:
