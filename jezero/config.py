@@ -147,6 +147,13 @@ class InboxConfig(_Section):
 class ServerConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
+    # How long a request's head (request line and headers) may take, from the connection's start
+    # or the request's first byte: then 408 and closed (jezero.server.parser: slowloris). A head
+    # is at most 16 KB and a real client sends it at once; 10 s leaves a slow, distant link room.
+    head_timeout_seconds: float = Field(10.0, gt=0, le=3600)
+    # How long an MCP request's body may take once its head is in: then 408 and closed. The body
+    # is at most 256 KiB (jezero.server.http.MAX_REQUEST_BYTES): 30 s is 9 KB/s.
+    body_timeout_seconds: float = Field(30.0, gt=0, le=3600)
 
 
 class SemanticConfig(_Section):

@@ -146,6 +146,24 @@ def test_http_answers_every_hostile_body_and_goes_on_serving(running, version): 
         assert ok.status_code == 200 and "Stripe" in ok.text, what
 
 
+@pytest.mark.parametrize("version", [None, "2025-11-25", "2026-07-28"])
+def test_http_refuses_a_request_whose_id_is_not_a_string_or_a_whole_number(running, version):  # noqa: F811
+    """As stdio does: the SDK's older path took such a request for a notification and answered
+    202 with no body, so the client waited for an answer that never came."""
+    for id_ in (1.5, {"a": 1}, [16], True):
+        r = _post(running, request(id_, "tools/list"), version)
+        assert r.status_code == 400, (id_, r.status_code, r.text)
+        assert r.json()["id"] is None and r.json()["error"]["code"] == -32600, r.text
+    missing = _post(running, b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "search"}}', version)
+    assert missing.status_code == 400 and "string or a whole number" in missing.json()["error"]["message"]
+    assert _post(running, INITIALIZED, version).status_code == 202  # a real notification is accepted as before
+    no_key = httpx2.post(running.mcp, content=request(1.5, "tools/list"), timeout=60,
+                         headers={"Accept": "application/json, text/event-stream", "Content-Type": "application/json"})
+    assert no_key.status_code == 401  # the key is checked first, as for every request
+    ok = _post(running, tool_call(99, "search", query="stripe webhook"), None)
+    assert ok.status_code == 200 and "Stripe" in ok.text
+
+
 def _head(running) -> tuple[str, int]:  # noqa: F811
     port = int(running.base.rsplit(":", 1)[1])
     return f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n", port

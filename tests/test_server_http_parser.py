@@ -15,7 +15,7 @@ import uvicorn
 
 from jezero.server import http_server
 from jezero.server.http import build_http_app
-from jezero.server.parser import BoundedHttpTools
+from jezero.server.parser import BoundedHttpTools, protocol
 from test_server_http import KEYS, free_port, sample_library
 from test_server_lean import NORMAL, call, exchange, hostile, post, running, unclocked
 
@@ -28,7 +28,7 @@ def parsers(tmp_path_factory):
     servers = [uvicorn.Server(uvicorn.Config(build_http_app(str(run.config), host="127.0.0.1"), host="127.0.0.1",
                                              port=port, log_level="warning", access_log=False, lifespan="on",
                                              http=parser, timeout_graceful_shutdown=3))
-               for port, parser in zip(ports, ("h11", BoundedHttpTools))]
+               for port, parser in zip(ports, ("h11", protocol(head_seconds=10.0)))]
     with running(servers):
         yield run, ports
 
@@ -37,7 +37,7 @@ def test_jezero_serve_runs_on_httptools(parsers):
     run, _ = parsers
     server = http_server(str(run.config), "127.0.0.1", free_port(), log_level="warning")
     server.config.load()
-    assert server.config.http_protocol_class is BoundedHttpTools
+    assert server.config.http_protocol_class.func is BoundedHttpTools
 
 
 def endless_header(port: int, megabytes: int = 64) -> tuple[int, bytes]:

@@ -138,8 +138,12 @@ def main() -> None:
 
     from jezero.server import parser
 
-    # auto: what `jezero serve` runs (httptools with h11's bound on a request's head, or h11)
-    http = parser.protocol() if args.http == "auto" else args.http
+    from jezero.config import load
+
+    # auto: what `jezero serve` runs (httptools with h11's bound on a request's head, or h11, with
+    # the config's deadline on a head)
+    head_seconds = load(args.config).server.head_timeout_seconds
+    http = parser.protocol(head_seconds) if args.http == "auto" else args.http
     options = dict(factory=True, host="127.0.0.1", port=args.port, workers=args.workers, log_level="warning",
                    access_log=False, http=http, loop=args.loop, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
     if args.workers > 1 and not args.shared_socket:

@@ -14,6 +14,9 @@ refuse a Host or Origin that is not local (DNS rebinding: a web page the user vi
 reach the server through the browser). On any other address those checks are off and traffic is
 plain HTTP: `http_server` warns, and the docs say to put a TLS reverse proxy in front.
 
+A request whose id is neither a string nor a whole number (or missing) gets JSON-RPC's -32600
+with a null id, as over stdio: the SDK took it for a notification and answered 202, no body.
+
 GET /mcp (the optional server-to-client event stream) answers 405: a read-only server has
 nothing to push, and a stream held open would outlive its key's revocation and hold a
 connection per idle client.
@@ -31,6 +34,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import mcp_types as types
 import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -52,7 +56,7 @@ from jezero.server.clients import POLL_SECONDS, ClientRegistry
 from jezero.server.inbox import add_inbox_route
 from jezero.server.lean import LeanToolCalls
 from jezero.server.library import ConnectionMode, Library
-from jezero.server.mcp_app import build_mcp_server
+from jezero.server.mcp_app import REFUSED_ID, build_mcp_server, request_without_id
 from jezero.store import StoreError
 
 log = logging.getLogger("jezero.server")
@@ -100,11 +104,15 @@ class _WholeBody:
     the server spend its time on tracebacks while real requests waited (benchmarks/faults). A
     body past MAX_REQUEST_BYTES gets 413 before it is read further, and one declared past it
     (Content-Length) before any of it is read: a client that declares a huge body and sends none
-    is not waited for. A plain tool call is then answered by `lean` when given
+    is not waited for. A body not in whole within `body_seconds` of its head (`[server]
+    body_timeout_seconds`) gets 408 and the connection is closed: a client that trickles its body
+    a byte at a time no longer holds a connection for ever (slowloris; the head has its own
+    deadline, jezero.server.parser). A plain tool call is then answered by `lean` when given
     (jezero.server.lean: the same bytes, less of the SDK's work)."""
 
-    def __init__(self, app: ASGIApp, path: str = "/mcp", lean: LeanToolCalls | None = None):
-        self.app, self.path, self.lean = app, path, lean
+    def __init__(self, app: ASGIApp, *, body_seconds: float, path: str = "/mcp",
+                 lean: LeanToolCalls | None = None):
+        self.app, self.path, self.lean, self.body_seconds = app, path, lean, body_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
@@ -113,19 +121,26 @@ class _WholeBody:
         if _declared_length(scope) > MAX_REQUEST_BYTES:  # refused before any of it is read
             await Response("request body too large", status_code=413)(scope, receive, send)
             return
-        chunks, size = [], 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # nobody is left to answer
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_REQUEST_BYTES:
-                await Response("request body too large", status_code=413)(scope, receive, send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        chunks, size, whole = [], 0, False
+        with anyio.move_on_after(self.body_seconds):
+            while size <= MAX_REQUEST_BYTES:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return  # nobody is left to answer
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    whole = True
+                    break
+        if size > MAX_REQUEST_BYTES:
+            await Response("request body too large", status_code=413)(scope, receive, send)
+            return
+        if not whole:
+            log.warning("an MCP request body was not in whole within %s s: answered 408", self.body_seconds)
+            await Response("request body not received in time", status_code=408,
+                           headers={"Connection": "close"})(scope, receive, send)
+            return
         body = b"".join(chunks)
         delivered = False
 
@@ -138,7 +153,40 @@ class _WholeBody:
 
         if self.lean is not None and await self.lean.answer(scope, body, replay, send):
             return
+        if _names_a_request_without_id(body):
+            send = _refusing_acceptance(send)
         await self.app(scope, replay, send)
+
+
+def _names_a_request_without_id(body: bytes) -> bool:
+    """The body, read as the SDK reads it, is a request whose id it cannot read (mcp_app's
+    request_without_id): the SDK would accept it as a notification, 202 and no body."""
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except ValueError:  # not a message at all: the SDK's own 400
+        return False
+    return request_without_id(message)
+
+
+def _refusing_acceptance(send: Send) -> Send:
+    """`send` with the SDK's 202 for a request it took for a notification replaced by JSON-RPC's
+    -32600 (400, a null id), as stdio and the modern path answer. The SDK still decides first, so
+    a missing key still gets its 401, a foreign Host its 421."""
+    refusal = JSONResponse({"jsonrpc": "2.0", "error": {"code": types.INVALID_REQUEST, "message": REFUSED_ID},
+                            "id": None}, status_code=400)
+    replaced = False
+
+    async def refusing(message) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start" and message["status"] == 202:
+            replaced = True
+            log.warning("refused a request: %s", REFUSED_ID)
+            await send({"type": "http.response.start", "status": 400, "headers": refusal.raw_headers})
+            await send({"type": "http.response.body", "body": refusal.body})
+        elif not replaced:  # (the 202's own body is dropped)
+            await send(message)
+
+    return refusing
 
 
 def _declared_length(scope: Scope) -> int:
@@ -229,7 +277,7 @@ def build_http_app(
         backend = next((m.kwargs.get("backend") for m in app.user_middleware if m.cls is AuthenticationMiddleware), None)
         shortcut = LeanToolCalls.for_server(server, backend, security, stateless=stateless,
                                             json_response=json_response, max_body=MAX_REQUEST_BYTES)
-    app.add_middleware(_WholeBody, lean=shortcut)
+    app.add_middleware(_WholeBody, lean=shortcut, body_seconds=registry.config().server.body_timeout_seconds)
     _watch_config(app, registry)
     return app
 
@@ -301,7 +349,8 @@ def http_server(
                     "proxy in front (README, \"Safety and limits\")", host)
     app = build_http_app(registry, host=host, **app_options)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                            lifespan="on", timeout_graceful_shutdown=3, http=parser.protocol())
+                            lifespan="on", timeout_graceful_shutdown=3,
+                            http=parser.protocol(settings.head_timeout_seconds))
     return uvicorn.Server(config)
 
 
@@ -372,7 +421,7 @@ def serve_workers(
     run_workers(uvicorn.Config("jezero.server.http:worker_app", factory=True, host=host, port=port,
                                workers=workers, log_level=log_level, access_log=False, lifespan="on",
                                timeout_graceful_shutdown=3, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
-                               http=parser.protocol()))
+                               http=parser.protocol(settings.head_timeout_seconds)))
 
 
 # Whether sockets bound with SO_REUSEPORT to one port share its connections out (Linux 3.9 on).

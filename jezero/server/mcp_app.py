@@ -20,7 +20,8 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, JSONRPCMessage, JSONRPCNotification, TextContent, ToolAnnotations
+from mcp_types.methods import SPEC_CLIENT_METHODS
 from pydantic import Field
 
 from jezero import __version__
@@ -385,6 +386,18 @@ def _tools_only(server: MCPServer) -> None:
     handlers = server._lowlevel_server._request_handlers
     for method in UNSERVED:
         handlers.pop(method, None)
+
+
+# The refusal both transports give a request whose id the SDK cannot read (stdio.py, http.py).
+REFUSED_ID = "Invalid request: a request's id must be a string or a whole number"
+
+
+def request_without_id(message: JSONRPCMessage) -> bool:
+    """A notification named like a request: a request whose id the SDK could not read (`1.5`,
+    `{}`, `[1]`, `true`, none). JSON-RPC 2.0 makes a notification of a message without an id and
+    MCP's ids are strings or integers, so the SDK never answers it: the client would wait for
+    ever. Both transports refuse it with -32600 and a null id."""
+    return isinstance(message, JSONRPCNotification) and message.method in SPEC_CLIENT_METHODS
 
 
 def serve_stdio(

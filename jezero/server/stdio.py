@@ -21,8 +21,9 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
-from mcp_types.methods import SPEC_CLIENT_METHODS
 from pydantic import ValidationError
+
+from jezero.server.mcp_app import REFUSED_ID, request_without_id
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -52,7 +53,7 @@ async def _serve(server: MCPServer) -> None:
                     if isinstance(item, Exception):
                         await wire_out.send(SessionMessage(_refusal(item)))
                         continue
-                    if _request_without_id(item.message):
+                    if request_without_id(item.message):
                         await wire_out.send(SessionMessage(_refused_id()))
                         continue
                     if isinstance(item.message, types.JSONRPCRequest):
@@ -78,16 +79,9 @@ async def _serve(server: MCPServer) -> None:
         await wire_out.aclose()
 
 
-def _request_without_id(message: types.JSONRPCMessage) -> bool:
-    """A notification named like a request: a request whose id the SDK could not read (JSON-RPC
-    2.0 makes a notification of a message without an id; MCP's ids are strings or integers)."""
-    return isinstance(message, types.JSONRPCNotification) and message.method in SPEC_CLIENT_METHODS
-
-
 def _refused_id() -> types.JSONRPCError:
-    message = "Invalid request: a request's id must be a string or a whole number"
-    log.warning("refused a line on stdin: %s", message)
-    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=message))
+    log.warning("refused a line on stdin: %s", REFUSED_ID)
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=REFUSED_ID))
 
 
 def _refusal(error: Exception) -> types.JSONRPCError:

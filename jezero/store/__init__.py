@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -19,7 +20,7 @@ from typing import Any, Iterable
 
 import apsw
 
-from jezero.private import private_file, private_folder
+from jezero.private import private_folder
 from jezero.store import messages as message_rows
 from jezero.store.messages import MessageRecord
 from jezero.store.migrations import LATEST, current_version, migrate
@@ -226,13 +227,41 @@ class StoreStatements:
         self._written()
 
 
+def _create_library_file(path: Path) -> None:
+    """A new library file, empty and already in WAL mode, put at `path` whole, only its owner
+    able to read it (SQLite gives its -wal and -shm files the library's mode).
+
+    Switching a new file to WAL writes its first page through a rollback journal. A writer killed
+    in that moment (SIGKILL, a power cut during the first `jezero run`) left the page and a hot
+    journal that only a writable connection may roll back: every reader (the server, search,
+    status) failed with "attempt to write a readonly database" until a writer came. Made beside
+    the library and linked into place, the file is whole or absent; a kill leaves a hidden
+    `.<name>.*.new` file at most. Another writer creating the same library at the same moment
+    keeps its file (the link refuses to replace one)."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".new")  # mode 0600
+    os.close(fd)
+    try:
+        conn = apsw.Connection(name)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        finally:
+            conn.close()
+        try:
+            os.link(name, path)
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(name)
+
+
 class Store(StoreStatements):
     """The writer side. One per process; SQLite serialises writers across processes."""
 
     def __init__(self, path: str | os.PathLike, tokenizer: str = DEFAULT_TOKENIZER, *, migrate_to: int = LATEST):
         self.path = Path(path)
         private_folder(self.path.parent)
-        private_file(self.path)  # SQLite gives its -wal and -shm files the library's mode
+        if not self.path.exists():
+            _create_library_file(self.path)
         self.db = apsw.Connection(str(self.path))
         _configure(self.db)
         self.db.execute("PRAGMA journal_mode=WAL")
