@@ -228,3 +228,25 @@ def test_a_library_killed_as_it_is_created_is_readable_or_absent(tmp_path):
         pass
     with open_readonly(library) as conn:
         assert conn.execute("SELECT count(*) FROM items").fetchone() == (0,)
+
+
+def test_a_library_is_made_where_the_file_system_has_no_hard_links(tmp_path, monkeypatch):
+    """Where a link is refused (a file system without hard links), the new file is moved into
+    place instead: the library is made, in WAL mode, only its owner able to read it, and nothing
+    is left beside it."""
+    import os
+
+    from jezero.store import Store
+
+    def no_links(src, dst):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    library = tmp_path / "library.sqlite3"
+    with Store(library):
+        pass
+    assert library.stat().st_mode & 0o777 == 0o600
+    with open_readonly(library) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("SELECT count(*) FROM items").fetchone() == (0,)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")] == []

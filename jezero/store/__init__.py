@@ -12,7 +12,7 @@ import json
 import logging
 import os
 import tempfile
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -250,8 +250,12 @@ def _create_library_file(path: Path) -> None:
             os.link(name, path)
         except FileExistsError:
             pass
+        except OSError:  # a file system without hard links: moved in, unless one appeared meanwhile
+            if not path.exists():
+                os.replace(name, path)
     finally:
-        os.unlink(name)
+        with suppress(FileNotFoundError):
+            os.unlink(name)
 
 
 class Store(StoreStatements):
