@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from jezero.config import SearchConfig
-from jezero.query import fused, search
-from jezero.store import open_readonly
-from test_query_engines import engine, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
+from jezero.query import fused
+from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=120)
@@ -49,9 +47,7 @@ def library(path, engine):  # noqa: F811
 
 
 def ranked(path, engine):  # noqa: F811
-    with open_readonly(path) as conn:
-        hits = search(conn, QUERY, options=SearchConfig(engine=engine), now=NOW, explain=True)
-    return [h["session_id"] for h in hits], {h["session_id"]: h["explain"] for h in hits}
+    return explained(path, QUERY, engine, NOW)
 
 
 def test_a_session_holding_more_of_the_query_words_is_not_passed_by_the_items_share(tmp_path, engine,  # noqa: F811

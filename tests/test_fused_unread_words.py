@@ -17,10 +17,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from jezero.config import SearchConfig
-from jezero.query import fused, search
+from jezero.query import fused
 from jezero.store import open_readonly
-from test_query_engines import engine, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
+from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=120)
@@ -56,9 +55,7 @@ def hidden_library(tmp_path, engine, monkeypatch):  # noqa: F811
 
 
 def ranked(path, engine, query=QUERY):  # noqa: F811
-    with open_readonly(path) as conn:
-        hits = search(conn, query, options=SearchConfig(engine=engine), now=NOW, explain=True)
-    return [h["session_id"] for h in hits], {h["session_id"]: h["explain"] for h in hits}
+    return explained(path, query, engine, NOW)
 
 
 def test_plain_words_the_lane_never_read_are_read_in_the_items_sessions(hidden_library, engine,  # noqa: F811

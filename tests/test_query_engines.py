@@ -75,6 +75,14 @@ def stored(path, records, engine):
     return path
 
 
+def explained(path, query, engine, now):
+    """The sessions the fused search ranks for `query` on `engine`, in order, and each one's
+    explanation, for the fused search's rule tests."""
+    with open_readonly(path) as conn:
+        hits = search(conn, query, options=SearchConfig(engine=engine), now=now, explain=True)
+    return [h["session_id"] for h in hits], {h["session_id"]: h["explain"] for h in hits}
+
+
 class Searcher:
     """search() and later() with the engine under test; with a derived engine, every answer must
     come from it (explain says which engine gave the candidates), not from the FTS5 fallback."""
