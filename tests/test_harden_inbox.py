@@ -81,7 +81,8 @@ def test_a_stalled_upload_gets_408_and_leaves_the_stored_file_as_it_was(server, 
     assert upload(port, relative, before).startswith(b"HTTP/1.1 200")
     monkeypatch.setattr(Upload, "SPOOL_BYTES", 1024)
     longer = LINE * 100
-    with caplog.at_level(logging.WARNING, logger="jezero.server"), stall(port, relative, longer[:2048], len(longer)) as sock:
+    caplog.set_level(logging.WARNING, logger="jezero.server")
+    with stall(port, relative, longer[:2048], len(longer)) as sock:
         wait_for(lambda: any(p.name.startswith(PARTIAL_PREFIX) for p in (laptop / relative).parent.iterdir()),
                  bound=BOUND)
         assert_timed_out(until_closed(sock), TIMED_OUT)
