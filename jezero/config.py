@@ -138,6 +138,12 @@ class InboxConfig(_Section):
     # Far above any real session file (the longest Claude Code sessions reach tens of MB), low
     # enough that a runaway device cannot fill the server's disk in one request.
     max_upload_mb: float = Field(128.0, gt=0, le=16384)
+    # How long an upload may go without a single byte arriving: then 408, closed, and the partial
+    # file removed (jezero.server.inbox). Not a deadline on the whole upload: a big file on a slow
+    # link keeps going as long as bytes keep coming. A link that moves at all delivers a packet
+    # every second or two; 30 s of none is a stalled or vanished device, and it is under the
+    # client core's own 60 s socket timeout, so a device that is still there reads the 408.
+    upload_idle_seconds: float = Field(30.0, gt=0, le=3600)
 
     @property
     def max_upload_bytes(self) -> int:

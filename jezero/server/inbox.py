@@ -15,6 +15,11 @@ beats the summarizer's guess when the session is ingested.
 plugin that sent it) are recorded with every accepted upload, per device and agent, in the inbox's
 own record (jezero.inbox.uploads), for the app's Agents screen and `jezero device list`. They
 never refuse an upload: a malformed one is logged and left out.
+
+An upload has no deadline as a whole (a big file on a slow link may take long), but it may not
+stop: when no byte arrives for `[inbox] upload_idle_seconds`, the device gets 408, the connection
+is closed and the partial file is removed, so a stalled device holds neither a connection nor a
+half-written file. The file stored before, if any, is left as it was.
 """
 
 from __future__ import annotations
@@ -83,6 +88,24 @@ def _check_body_start(name: str, head: bytes) -> None:
         raise Refused(400, "body is not an SQLite database but the name ends in .db")
 
 
+class _Stalled(Exception):
+    """No byte of an upload's body arrived within `[inbox] upload_idle_seconds`."""
+
+
+async def _chunks(request: Request, idle_seconds: float):
+    """The body's chunks as they arrive, each wait for the next bounded by `idle_seconds`: a device
+    may send as slowly as it likes, but not stop. Raises _Stalled when a wait runs out."""
+    stream = request.stream()
+    while True:
+        with anyio.move_on_after(idle_seconds) as waiting:
+            chunk = await anext(stream, None)
+        if waiting.cancelled_caught:
+            raise _Stalled
+        if chunk is None:
+            return
+        yield chunk
+
+
 def add_inbox_route(server, registry: ClientRegistry) -> None:
     """Mount the upload route on the MCP server's HTTP app (same port, same keys)."""
 
@@ -123,9 +146,11 @@ async def _upload(request: Request, registry: ClientRegistry) -> Response:
             raise Refused(413, f"body larger than the inbox's cap of {cap} bytes ([inbox] max_upload_mb)")
     folder = DeviceFolder(config.inbox_path(), client.name)
     receiving = await anyio.to_thread.run_sync(folder.receive, agent, parts, cap)
+    relative = "/".join([agent, *parts])
+    idle = config.inbox.upload_idle_seconds
     head = b""
     try:
-        async for chunk in request.stream():
+        async for chunk in _chunks(request, idle):
             if len(head) < 64:
                 head += chunk[:64]
                 if len(head) >= 64:
@@ -140,6 +165,12 @@ async def _upload(request: Request, registry: ClientRegistry) -> Response:
     except ClientDisconnect:
         receiving.abort()
         raise Refused(400, "the upload was cut off before its end") from None
+    except _Stalled:
+        receiving.abort()
+        log.warning("inbox: %s sent no byte of %s for %s s ([inbox] upload_idle_seconds): abandoned, answered 408",
+                    client.name, relative, idle)
+        return JSONResponse({"error": f"no byte of the upload arrived for {idle} s ([inbox] upload_idle_seconds)"},
+                            status_code=408, headers={"Connection": "close"})
     except BaseException:
         receiving.abort()
         raise
@@ -151,7 +182,6 @@ async def _upload(request: Request, registry: ClientRegistry) -> Response:
         await anyio.to_thread.run_sync(record, folder.inbox, received)
     except (OSError, TimeoutError) as e:  # the file is stored; only the facts about it are missing
         log.warning("inbox: could not record the upload of %s in %s: %s", client.name, folder.inbox, e)
-    relative = "/".join([agent, *parts])
     if stored.changed:
         log.info("inbox: %s stored %s (%d bytes)", client.name, relative, stored.bytes)
     return JSONResponse({"stored": relative, "bytes": stored.bytes, "sha256": stored.sha256,
