@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 # in the commit that changes what a device does: the last number for a fix, the middle one for
 # anything new a device should pick up (a store, a header, a hook), the first one for a change the
 # server and older cores cannot both speak. Never edit it in a copy.
-CORE_VERSION = "0.4.0"
+CORE_VERSION = "0.4.1"
 VERSION = CORE_VERSION
 KEY_PREFIX = "jz_"  # the server's own keys look the same (jezero new-token)
 KEY_BYTES = 32
@@ -799,6 +799,12 @@ def plugin_label() -> Optional[str]:
     return label if _PLUGIN.match(label) else None
 
 
+# Answers to an upload that say nothing of the file, only of this attempt: 408 (the server gave up
+# waiting for the body: a stalled link, [inbox] upload_idle_seconds) and 429 (busy). Like a 5xx,
+# the run stops and the file is sent on the next one; any other 4xx refuses the file for good.
+UPLOAD_TRY_AGAIN = (408, 429)
+
+
 def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
     """Send every accepted file whose size or modification time changed since it was last sent."""
     key = client.key()
@@ -848,8 +854,8 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
                     summary["error"] = f"the server refused this device's key ({status}: {_error_text(data)})"
                     log(summary["error"])
                     return summary
-                if status >= 500:
-                    summary["error"] = f"server error {status} on {entry}: {_error_text(data)}"
+                if status >= 500 or status in UPLOAD_TRY_AGAIN:
+                    summary["error"] = f"{entry} not stored ({status}: {_error_text(data)}): sent again next run"
                     log(summary["error"])
                     return summary
                 if 200 <= status < 300:

@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -307,6 +308,48 @@ def test_a_file_the_server_refuses_is_not_sent_again_until_it_changes(tmp_path, 
     device.client("upload", "--wait")
     assert json.loads(device.client("status", "--json").stdout)["last_upload"]["refused"] == 0
     assert "413" in (device.home / "upload.log").read_text()
+
+
+class TryAgainOnce(BaseHTTPRequestHandler):
+    """An inbox that answers the first upload with `status` and stores every later one: what the
+    server answers a device whose link stalled mid-upload (408, `[inbox] upload_idle_seconds`)."""
+
+    status = 408
+    puts: list = []
+
+    def do_PUT(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.puts.append(self.path)
+        code, body = (self.status, b'{"error": "try again"}') if len(self.puts) == 1 else (200, b'{"changed": true}')
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("status", [408, 429])
+def test_an_upload_the_server_gave_up_waiting_for_is_sent_again_next_run(tmp_path, status):
+    handler = type("Handler", (TryAgainOnce,), {"status": status, "puts": []})
+    inbox = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=inbox.serve_forever, daemon=True).start()
+    try:
+        device = Device(tmp_path / "d")
+        device.client("init", "--server", f"http://127.0.0.1:{inbox.server_port}", "--device", "d")
+        write_session(device, "/tmp")
+        assert device.client("upload", "--wait").returncode == 1  # as for a server error: not stored yet
+        first = json.loads(device.client("status", "--json").stdout)["last_upload"]
+        assert (first["sent"], first["refused"]) == (0, 0) and str(status) in first["error"]
+        assert device.client("upload", "--wait").returncode == 0
+        second = json.loads(device.client("status", "--json").stdout)["last_upload"]
+        assert (second["sent"], second["error"]) == (1, None)
+        assert len(handler.puts) == 2 and handler.puts[0] == handler.puts[1]
+    finally:
+        inbox.shutdown()
+        inbox.server_close()
 
 
 def test_the_bridge_answers_every_request_even_when_the_server_is_down(tmp_path):
