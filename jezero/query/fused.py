@@ -1152,7 +1152,7 @@ def items_on_near_ties(conn: apsw.Connection, query: str, hits: list[dict], item
                 and len(ours_held) == len(theirs_held) and ours_held != theirs_held):
             if words is None:
                 words = item_words(conn, query)
-            in_item, in_upper_item = words(first[lower][1]), words(first[upper][1])
+            in_item, in_upper_item = words(first[lower][1], first[upper][1])
             if len(in_item) > len(in_upper_item) and (in_item & capped) - ours_held:
                 out[i - 1], out[i] = out[i], out[i - 1]
                 if isinstance(out[i - 1].get("explain"), dict):
@@ -1165,16 +1165,18 @@ def items_on_near_ties(conn: apsw.Connection, query: str, hits: list[dict], item
     return out
 
 
-def item_words(conn: apsw.Connection, query: str) -> Callable[[dict], set[str]]:
-    """The query's ranking words (_ranking: what the messages lane ranks by) an item hit's indexed
-    text holds, as the items' index matches them (current.terms_held)."""
+def item_words(conn: apsw.Connection, query: str) -> Callable[..., tuple[set[str], ...]]:
+    """The query's ranking words (_ranking: what the messages lane ranks by) each of some item
+    hits' indexed text holds, as the items' index matches them (current.terms_held, one read for
+    the hits together)."""
     from jezero.query.search import library_tokenizer
 
     tokenizer = library_tokenizer(conn)
     terms = [t for t in parse_terms(query, tokenizer) if t.part_of is None and _ranking(t)]
 
-    def held_by(hit: dict) -> set[str]:
-        return current.terms_held(conn, [hit["id"]], terms, tokenizer)[hit["id"]]
+    def held_by(*hits: dict) -> tuple[set[str], ...]:
+        held = current.terms_held(conn, [h["id"] for h in hits], terms, tokenizer)
+        return tuple(held[h["id"]] for h in hits)
     return held_by
 
 
