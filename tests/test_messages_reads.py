@@ -82,3 +82,14 @@ def test_readers_map_the_whole_library_file(tmp_path):
     path = _library(tmp_path)
     with open_readonly(path) as conn:
         assert conn.execute("PRAGMA mmap_size").fetchone()[0] == READ_MMAP_BYTES >= 1 << 36
+
+
+def test_readers_plan_once_whatever_is_bound(tmp_path):
+    """The readers keep a statement's plan whatever values are bound (SQLite's QPSG): without it
+    FTS5 prepared its own term lookup again at every MATCH, once per segment of the index."""
+    import apsw
+
+    path = _library(tmp_path)
+    with open_readonly(path) as conn:
+        assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, -1) == 1
+

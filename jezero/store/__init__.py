@@ -120,6 +120,16 @@ OPTIMIZE_SHARE = 0.25
 # its first 2 GB through the connection's 2 MB cache: the fused search at 100k cost 7-10% more at
 # p50 and 10-15% more at p99 (benchmarks/load/README.md).
 READ_MMAP_BYTES = 1 << 40
+# Readers plan each statement once, whatever values are bound (SQLite's query planner stability
+# guarantee, SQLITE_DBCONFIG_ENABLE_QPSG). apsw's SQLite has STAT4 compiled in, and without it a
+# statement whose plan could look at a bound value is prepared again at every new binding: FTS5's
+# own lookup of a term in each segment of an index (`... WHERE segid=? AND term<=?` on its _idx
+# table) is such a statement, so every MATCH re-prepared it once per segment. That was 20-29% of
+# a messages-index lookup on the load benchmark's 20k library (14 segments; 99 -> 52 us a lookup),
+# a fifth of the fused search's read of unread sessions. The libraries hold no sqlite_stat tables,
+# so the plans are the ones chosen before (the retrieval benchmark's answers identical on both
+# engines, padded or not: benchmarks/load/README.md, branch speed6).
+READ_STABLE_PLANS = True
 
 
 def _configure(conn: apsw.Connection) -> None:
@@ -134,6 +144,8 @@ def open_readonly(path: str | os.PathLike) -> apsw.Connection:
     conn = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY)
     _configure(conn)
     conn.execute(f"PRAGMA mmap_size={READ_MMAP_BYTES}").fetchall()
+    if READ_STABLE_PLANS:
+        conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, 1)
     return conn
 
 
