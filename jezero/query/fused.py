@@ -540,8 +540,9 @@ def written_forms(conn: apsw.Connection, engine: str | None, terms, capped, filt
     if not written:
         return []
     out = []
-    # (a relevance given for common words, so the engine says which are: those are left as they were)
-    answered = mq.engine_term_matches(conn, engine, written, filters, LANE_MAX_ROWS, None, 0.0)
+    # (a relevance given for common words, so the engine says which are: those are left as they were,
+    # and their messages are not read: read_common)
+    answered = mq.engine_term_matches(conn, engine, written, filters, LANE_MAX_ROWS, None, 0.0, read_common=False)
     if answered is not None:
         per_term, _, common = answered
         counted = getattr(per_term, "held", None) or {}
