@@ -93,3 +93,14 @@ def test_readers_plan_once_whatever_is_bound(tmp_path):
     with open_readonly(path) as conn:
         assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, -1) == 1
 
+
+
+def test_a_token_over_a_count_answers_as_counting_it(tmp_path):
+    """messages.token_over (the phrase check's skip past `rows`) says what counting says."""
+    path = _library(tmp_path)
+    with open_readonly(path) as conn:
+        for token in ("word", "done", "ran", "7", "absent"):
+            held = mq.token_rows(conn, token, 10_000)
+            for rows in {0, 1, max(held - 1, 0), held, held + 1}:
+                assert mq.token_over(conn, token, rows) == (held > rows), (token, rows)
+        assert mq.token_rows(conn, "word", 10_000) == 12 and mq.token_rows(conn, "absent", 10_000) == 0

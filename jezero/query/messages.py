@@ -552,6 +552,14 @@ def token_rows(conn: apsw.Connection, token: str, cap: int) -> int:
                         (quoted, cap)).fetchone()[0]
 
 
+def token_over(conn: apsw.Connection, token: str, rows: int) -> bool:
+    """Whether more than `rows` messages hold this one token (as the tokenizer wrote it): one step
+    past the first `rows` (OFFSET), without counting them."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    return conn.execute("SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1 OFFSET ?",
+                        (quoted, rows)).fetchone() is not None
+
+
 def message_count(conn: apsw.Connection) -> int:
     """N as FTS5's bm25 sees it: the first varint of the index's averages record."""
     ranker = backend(conn)
