@@ -919,14 +919,17 @@ def coverage_bars(evidence: dict, held: dict, weights: dict) -> Callable[[tuple[
     lane's and what unread_evidence() read), each word counted when the lane weighs it above
     bm25's floor (`weights`). A session holding none of those is compared with the lane's best."""
     counted = {t for t, w in weights.items() if w > bm25.IDF_FLOOR}
+    inter, held_by = counted.intersection, held.get
 
     def count(key) -> int:
-        return len(counted.intersection(held.get(key, ())))
+        return len(inter(held_by(key, ())))
 
+    # (every session the lane scored, hundreds a search: the count inlined, max() as a test)
     best_of: dict[int, float] = {}
     for key, ev in evidence.items():
-        n = count(key)
-        best_of[n] = max(best_of.get(n, 0.0), ev)
+        n = len(inter(held_by(key, ())))
+        was = best_of.get(n, 0.0)
+        best_of[n] = ev if ev > was else was
     at_least, running = {}, 0.0
     for n in sorted(best_of, reverse=True):
         running = max(running, best_of[n])
