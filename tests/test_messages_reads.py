@@ -84,15 +84,27 @@ def test_readers_map_the_whole_library_file(tmp_path):
         assert conn.execute("PRAGMA mmap_size").fetchone()[0] == READ_MMAP_BYTES >= 1 << 36
 
 
-def test_readers_plan_once_whatever_is_bound(tmp_path):
-    """The readers keep a statement's plan whatever values are bound (SQLite's QPSG): without it
-    FTS5 prepared its own term lookup again at every MATCH, once per segment of the index."""
+def test_readers_have_fts5_plan_its_own_lookups_once(tmp_path):
+    """FTS5's own statements are prepared under the query planner stability guarantee (QPSG),
+    the connection's others as before: without it FTS5 prepared its term lookup again at every
+    MATCH, once per segment of the index. Its answers are the same."""
     import apsw
 
-    path = _library(tmp_path)
-    with open_readonly(path) as conn:
-        assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, -1) == 1
+    from jezero import store
 
+    path = _library(tmp_path)
+    seen = []
+    with open_readonly(path) as conn:
+        assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, -1) == 0  # the rest planned as before
+        conn.exec_trace = lambda cursor, sql, bindings: seen.append(sql) or True
+        stable = [mq.token_rows(conn, t, 100) for t in ("word", "done", "absent")]
+    assert not any("jezeroplanned" in sql for sql in seen)  # done once, at the opening
+    store.READ_STABLE_PLANS = False
+    try:
+        with open_readonly(path) as conn:
+            assert [mq.token_rows(conn, t, 100) for t in ("word", "done", "absent")] == stable
+    finally:
+        store.READ_STABLE_PLANS = True
 
 
 def test_a_token_over_a_count_answers_as_counting_it(tmp_path):
