@@ -100,3 +100,35 @@ def test_the_gates_tiers_count_a_word_said_as_typed_as_two_terms():
     held = {("s", "a"): {'"pdfs"', "pdfs"}, ("s", "c"): {"generated"}}
     bar = fused.coverage_bars({("s", "a"): 1.0, ("s", "c"): 3.0}, held, {'"pdfs"': 4.0, "pdfs": 1.0, "generated": 4.0})
     assert bar(("s", "a")) == 1.0 and bar(("s", "c")) == 3.0
+
+
+def test_a_word_common_as_written_too_is_not_read_twice(tmp_path, engine, monkeypatch):  # noqa: F811
+    # `pdf` is common through its forms and as written (24 logs say it, the cap is 12): the
+    # lane's reading of it stands, and the written form's newest messages, which written_forms
+    # drops, are not read (MessageRequest.common_read False); an engine that ignores the flag
+    # and reads them gives the same answer
+    from jezero.query import messages as mq
+    from jezero.query.terms import Term
+
+    path = library(tmp_path, engine, monkeypatch)
+    filters = mq.MessageFilters(include_tools=True, include_subagents=True)
+    written = [Term("pdf", ("pdf",), exact=True)]
+    with open_readonly(path) as conn:
+        assert fused.written_forms(conn, engine, mq.terms_for(conn, "pdf generated"), ["pdf"], filters) == []
+        if engine == "fts5":  # FTS5 counts the written word first (written_forms), no engine to ask
+            assert mq.engine_term_matches(conn, engine, written, filters, 12, None, 0.0, read_common=False) is None
+            return
+        from jezero_index_tantivy import messages as tantivy_messages
+
+        newest = []
+        original = tantivy_messages.MessageIndex._newest
+        monkeypatch.setattr(tantivy_messages.MessageIndex, "_newest",
+                            lambda self, *a, **k: newest.append(1) or original(self, *a, **k))
+        unread = mq.engine_term_matches(conn, engine, written, filters, 12, None, 0.0, read_common=False)
+        assert newest == [] and unread[2] == ["pdf"] and list(unread[0]) == []
+        read = mq.engine_term_matches(conn, engine, written, filters, 12, None, 0.0)
+        assert newest == [1] and read[2] == ["pdf"] and read[0][0][0] == "pdf"  # read: its newest rows
+        plain = mq.request_for
+        monkeypatch.setattr(mq, "request_for", lambda *a: plain(*a[:6]))  # an engine ignoring the flag
+        ignored = mq.engine_term_matches(conn, engine, written, filters, 12, None, 0.0, read_common=False)
+        assert ignored[2] == ["pdf"] and list(ignored[0]) == []

@@ -82,3 +82,37 @@ def test_readers_map_the_whole_library_file(tmp_path):
     path = _library(tmp_path)
     with open_readonly(path) as conn:
         assert conn.execute("PRAGMA mmap_size").fetchone()[0] == READ_MMAP_BYTES >= 1 << 36
+
+
+def test_readers_have_fts5_plan_its_own_lookups_once(tmp_path):
+    """FTS5's own statements are prepared under the query planner stability guarantee (QPSG),
+    the connection's others as before: without it FTS5 prepared its term lookup again at every
+    MATCH, once per segment of the index. Its answers are the same."""
+    import apsw
+
+    from jezero import store
+
+    path = _library(tmp_path)
+    seen = []
+    with open_readonly(path) as conn:
+        assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, -1) == 0  # the rest planned as before
+        conn.exec_trace = lambda cursor, sql, bindings: seen.append(sql) or True
+        stable = [mq.token_rows(conn, t, 100) for t in ("word", "done", "absent")]
+    assert not any("jezeroplanned" in sql for sql in seen)  # done once, at the opening
+    store.READ_STABLE_PLANS = False
+    try:
+        with open_readonly(path) as conn:
+            assert [mq.token_rows(conn, t, 100) for t in ("word", "done", "absent")] == stable
+    finally:
+        store.READ_STABLE_PLANS = True
+
+
+def test_a_token_over_a_count_answers_as_counting_it(tmp_path):
+    """messages.token_over (the phrase check's skip past `rows`) says what counting says."""
+    path = _library(tmp_path)
+    with open_readonly(path) as conn:
+        for token in ("word", "done", "ran", "7", "absent"):
+            held = mq.token_rows(conn, token, 10_000)
+            for rows in {0, 1, max(held - 1, 0), held, held + 1}:
+                assert mq.token_over(conn, token, rows) == (held > rows), (token, rows)
+        assert mq.token_rows(conn, "word", 10_000) == 12 and mq.token_rows(conn, "absent", 10_000) == 0

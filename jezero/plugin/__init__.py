@@ -16,8 +16,8 @@ project-hint resolver needs is here; the rest of `jezero` is private and free to
   replaced, a byte order mark dropped), `parse_time`, `clip` (head and
   tail of a long text), `strip_ansi`, `expand`, `TOOL_TEXT_LIMIT`;
 - made-up sessions for `jezero up --demo`: `DemoSession` and `Turn`;
-- for a search index engine: `IndexEngine`, `IndexRequest`, `MessageRequest`, `Head` and `library_head` (the
-  library's id and last change), `FTS_COLUMNS`, `fts_row` and `open_readonly`;
+- for a search index engine: `IndexEngine`, `IndexRequest`, `MessageRequest` (with `CommonUnread`), `Head` and
+  `library_head` (the library's id and last change), `FTS_COLUMNS`, `fts_row` and `open_readonly`;
 - for an embedder (the semantic lane): `Embedder` and `EmbedderNotReady`;
 - the test kit is `jezero.plugin.testing` (imported on its own: it brings the pipeline and the
   store).
@@ -69,11 +69,11 @@ from jezero.models import (
 )
 from jezero.options import FolderPath, Options, read_options
 from jezero.store import FTS_COLUMNS, fts_row, open_readonly
-from jezero.store.engines import Head, IndexEngine, MessageRequest, library_head
+from jezero.store.engines import CommonUnread, Head, IndexEngine, MessageRequest, library_head
 from jezero.store.engines import Request as IndexRequest
 
 __all__ = [
-    "FTS_COLUMNS", "Head", "IndexEngine", "IndexRequest", "MessageRequest", "fts_row", "library_head", "open_readonly",
+    "FTS_COLUMNS", "CommonUnread", "Head", "IndexEngine", "IndexRequest", "MessageRequest", "fts_row", "library_head", "open_readonly",
     "ACTIONS", "ATOM_TYPES", "KINDS", "MAX_ATOMS", "ROLES", "SUMMARY_MAX_CHARS", "TITLE_MAX_CHARS", "TOOL_TEXT_LIMIT",
     "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "Embedder", "EmbedderNotReady", "FolderPath", "JsonlRead", "JsonlStream",
     "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerConfig", "SummarizerType",

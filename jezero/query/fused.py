@@ -540,8 +540,9 @@ def written_forms(conn: apsw.Connection, engine: str | None, terms, capped, filt
     if not written:
         return []
     out = []
-    # (a relevance given for common words, so the engine says which are: those are left as they were)
-    answered = mq.engine_term_matches(conn, engine, written, filters, LANE_MAX_ROWS, None, 0.0)
+    # (a relevance given for common words, so the engine says which are: those are left as they were,
+    # and their messages are not read: read_common)
+    answered = mq.engine_term_matches(conn, engine, written, filters, LANE_MAX_ROWS, None, 0.0, read_common=False)
     if answered is not None:
         per_term, _, common = answered
         counted = getattr(per_term, "held", None) or {}
@@ -827,6 +828,8 @@ def _cheap_phrase(conn: apsw.Connection, tokens: tuple) -> bool:
     the list of every word of a phrase to check their positions."""
     budget_rows = PHRASE_MAX_ROWS
     for tok in tokens:
+        if mq.token_over(conn, tok, budget_rows):  # (a skip to the row past the budget: a quarter cheaper
+            return False                         # than counting up to it, and the usual answer at scale)
         budget_rows -= mq.token_rows(conn, tok, budget_rows + 1)
         if budget_rows < 0:
             return False
@@ -916,14 +919,17 @@ def coverage_bars(evidence: dict, held: dict, weights: dict) -> Callable[[tuple[
     lane's and what unread_evidence() read), each word counted when the lane weighs it above
     bm25's floor (`weights`). A session holding none of those is compared with the lane's best."""
     counted = {t for t, w in weights.items() if w > bm25.IDF_FLOOR}
+    inter, held_by = counted.intersection, held.get
 
     def count(key) -> int:
-        return len(counted.intersection(held.get(key, ())))
+        return len(inter(held_by(key, ())))
 
+    # (every session the lane scored, hundreds a search: the count inlined, max() as a test)
     best_of: dict[int, float] = {}
     for key, ev in evidence.items():
-        n = count(key)
-        best_of[n] = max(best_of.get(n, 0.0), ev)
+        n = len(inter(held_by(key, ())))
+        was = best_of.get(n, 0.0)
+        best_of[n] = ev if ev > was else was
     at_least, running = {}, 0.0
     for n in sorted(best_of, reverse=True):
         running = max(running, best_of[n])

@@ -210,7 +210,8 @@ REFILL_MAX = 100_000
 
 
 def request_for(terms: Sequence[tuple[str, ...]], filters: MessageFilters, order: str, limit: int,
-                phrase_rows: int | None = None, common_rows: int | None = None) -> engines.MessageRequest:
+                phrase_rows: int | None = None, common_rows: int | None = None,
+                common_read: bool = True) -> engines.MessageRequest:
     """`filters` as an engine reads them (everything but min_messages, which the caller checks)."""
     if filters.roles is not None:
         roles = tuple(filters.roles)
@@ -223,7 +224,7 @@ def request_for(terms: Sequence[tuple[str, ...]], filters: MessageFilters, order
         sources=tuple(filters.sources) if filters.sources is not None else None, source=filters.source,
         projects=tuple(filters.projects) if filters.projects is not None else None, roles=roles,
         subagents=filters.include_subagents, since=filters.since, before=filters.before, order=order, limit=limit,
-        phrase_rows=phrase_rows, common_rows=common_rows)
+        phrase_rows=phrase_rows, common_rows=common_rows, common_read=common_read)
 
 
 def engine_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters, fetch: int,
@@ -283,8 +284,8 @@ SESSIONS_KEPT = 50_000
 
 
 def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term], filters: MessageFilters,
-                        cap: int, phrase_rows: int | None = None,
-                        common_relevance: float | None = None) -> tuple[list, list[str], list[str]] | None:
+                        cap: int, phrase_rows: int | None = None, common_relevance: float | None = None,
+                        read_common: bool = True) -> tuple[list, list[str], list[str]] | None:
     """The lane's term_matches() for every term at once, answered by the configured index engine:
     per term (a single word also in its other forms, terms.word_forms), its `cap` best messages
     by BM25 for that term alone that pass `filters`, as (term text, [(id, source, session_id,
@@ -292,8 +293,10 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     its `cap` newest messages each score that, as on FTS5, given as a Newest (each session's
     newest of them alone, with how many were read and the lowest id). The first is a TermMatches. A
     phrase whose words are in more than `phrase_rows` messages together is left out (as the
-    FTS5 lane leaves it out). Returns (those per term, the phrases left out, the common words);
-    None when the engine is FTS5 or cannot answer (then FTS5 does)."""
+    FTS5 lane leaves it out). With `read_common` False the common words' messages need not be
+    read (the engine is asked not to: MessageRequest.common_read): they are named common, with
+    no matches. Returns (those per term, the phrases left out, the common words); None when the
+    engine is FTS5 or cannot answer (then FTS5 does)."""
     ranker = backend(conn)
     if ranker is None and (not engine or engine == engines.BUILTIN):
         return None
@@ -302,15 +305,20 @@ def engine_term_matches(conn: apsw.Connection, engine: str, terms: Sequence[Term
     alternatives = [(t.key[0], *word_forms(t.key[0])) if len(t.key) == 1 and not t.exact else (t.text,)
                     for t in terms]
     request = request_for(alternatives, filters, "per_term", cap, phrase_rows,
-                          cap if common_relevance is not None else None)
+                          cap if common_relevance is not None else None, read_common)
     answer = ranker.message_matches(request) if ranker is not None else engines.messages(conn, engine, request)
     if answer is None:
         return None
     known = getattr(answer, "sessions", None) if SESSIONS_KEPT else None
     within = getattr(answer, "items_within", None)
     left_out = [t.text for t, found in zip(terms, answer) if found is None]
-    answer = [found or [] for found in answer]
-    common = [t.text for t, found in zip(terms, answer) if found and found[0][2] is None]
+    common = [t.text for t, found in zip(terms, answer)
+              if isinstance(found, engines.CommonUnread) or (found and found[0][2] is None)]
+    if not read_common:  # named common, nothing kept of their messages (an engine may have read them)
+        unread = set(common)
+        answer = [[] if t.text in unread else found or [] for t, found in zip(terms, answer)]
+    else:
+        answer = [found or [] for found in answer]
     wanted = set()
     for found in answer:  # (an engine may give a term's items as a column: NewestHits.items)
         wanted.update(getattr(found, "items", None) or [item for _, item, _ in found])
@@ -542,6 +550,14 @@ def token_rows(conn: apsw.Connection, token: str, cap: int) -> int:
     quoted = '"' + token.replace('"', '""') + '"'
     return conn.execute("SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
                         (quoted, cap)).fetchone()[0]
+
+
+def token_over(conn: apsw.Connection, token: str, rows: int) -> bool:
+    """Whether more than `rows` messages hold this one token (as the tokenizer wrote it): one step
+    past the first `rows` (OFFSET), without counting them."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    return conn.execute("SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1 OFFSET ?",
+                        (quoted, rows)).fetchone() is not None
 
 
 def message_count(conn: apsw.Connection) -> int:

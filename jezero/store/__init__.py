@@ -120,6 +120,16 @@ OPTIMIZE_SHARE = 0.25
 # its first 2 GB through the connection's 2 MB cache: the fused search at 100k cost 7-10% more at
 # p50 and 10-15% more at p99 (benchmarks/load/README.md).
 READ_MMAP_BYTES = 1 << 40
+# Readers have FTS5 prepare its own statements once under SQLite's query planner stability
+# guarantee (SQLITE_DBCONFIG_ENABLE_QPSG, _fts5_lookups_planned_once). apsw's SQLite has STAT4
+# compiled in, and a statement whose plan could look at a bound value is prepared again at every
+# new binding: FTS5's own lookup of a term in each segment of an index (`... WHERE segid=? AND
+# term<=?` on its _idx table) is such a statement, so every MATCH prepared it again once per
+# segment: 20-29% of a messages-index lookup on the load benchmark's 20k library (14 segments;
+# 99 -> 52 us a lookup), a fifth of the fused search's read of unread sessions. Only FTS5's own
+# statements: the guarantee on every statement of the connection cost the items search on FTS5
+# ~4% at p50 (the messages benchmark, 10k; benchmarks/load/README.md, branch speed6).
+READ_STABLE_PLANS = True
 
 
 def _configure(conn: apsw.Connection) -> None:
@@ -134,7 +144,26 @@ def open_readonly(path: str | os.PathLike) -> apsw.Connection:
     conn = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY)
     _configure(conn)
     conn.execute(f"PRAGMA mmap_size={READ_MMAP_BYTES}").fetchall()
+    if READ_STABLE_PLANS:
+        _fts5_lookups_planned_once(conn)
     return conn
+
+
+def _fts5_lookups_planned_once(conn: apsw.Connection) -> None:
+    """READ_STABLE_PLANS: FTS5's own statements (its term lookup per segment among them) prepared
+    under the query planner stability guarantee, by one lookup in each FTS5 index, which FTS5
+    keeps prepared for the connection; the connection's other statements are planned as before."""
+    try:
+        conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, 1)
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5%'")]
+        for name in tables:
+            quoted = '"' + name.replace('"', '""') + '"'
+            conn.execute(f"SELECT rowid FROM {quoted} WHERE {quoted} MATCH 'jezeroplanned' LIMIT 1").fetchall()
+    except apsw.Error:
+        pass  # (a library that cannot be read here fails on its first real statement instead)
+    finally:
+        conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, 0)
 
 
 class StoreStatements:

@@ -83,6 +83,15 @@ class MessageRequest:
     # "per_term": a term whose words are in more than this many messages (before the filters) is
     # common: its matches come with the score None (the caller scores them alike); None: none is.
     common_rows: int | None = None
+    # "per_term" with common_rows: False when the caller only needs to know which terms are common
+    # (search's written forms, which drop them): such a term's slot is a CommonUnread, nothing read
+    # (an engine that ignores this reads the newest as for True: the caller's answer is the same).
+    common_read: bool = True
+
+
+class CommonUnread(list):
+    """A "per_term" answer's slot for a term over `common_rows` whose messages were not read
+    (MessageRequest.common_read False): empty, and common."""
 
 
 class IndexEngine(Protocol):
@@ -95,7 +104,8 @@ class IndexEngine(Protocol):
     #     order "relevance"/"newest"/"oldest": [(message id, score, mask of the terms it holds)],
     #     best first, at most `limit`; "per_term": per term, [(message id, item id, score)], best
     #     first, at most `limit` each (None for a phrase over `phrase_rows`; score None for a term
-    #     over `common_rows`). None when it cannot answer from the library's state.
+    #     over `common_rows`, or a CommonUnread when `common_read` is False). None when it cannot
+    #     answer from the library's state.
 
     def catch_up(self, rebuild: bool = False) -> int:
         """Apply the library's changes the index lacks (everything when `rebuild`); the number of

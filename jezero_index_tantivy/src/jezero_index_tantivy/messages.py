@@ -28,6 +28,11 @@ import apsw
 import tantivy
 
 from jezero.plugin import MessageRequest, library_head
+
+try:
+    from jezero.plugin import CommonUnread
+except ImportError:  # a core before MessageRequest.common_read never asks for it
+    CommonUnread = list
 from jezero_index_tantivy.index import Composed, DerivedIndex, any_term, composed, micros, source_filters, time_range
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
@@ -267,7 +272,8 @@ class MessageIndex(DerivedIndex):
                 out.sessions = kept.sessions
             bounds: list = []  # the library's message id range, read once (_newest)
             asked = (request.sources, request.source, request.projects, request.roles, request.subagents,
-                     request.since, request.before, request.limit, request.phrase_rows, request.common_rows)
+                     request.since, request.before, request.limit, request.phrase_rows, request.common_rows,
+                     getattr(request, "common_read", True))
             unread: list = []  # (its place, its key, _Unread): the terms whose hits' fields are still to read
             for alternatives in request.terms:
                 key = (alternatives, asked)
@@ -330,6 +336,8 @@ class MessageIndex(DerivedIndex):
             return []
         held = self._held(searcher, q, alternatives, request.common_rows)
         if request.common_rows is not None and held > request.common_rows:
+            if not getattr(request, "common_read", True):  # the caller needs to know it is common, no more
+                return CommonUnread()
             return self._newest(searcher, conn, q, filters, request.limit, held, bounds,
                                 self._narrow_share(searcher, request))
         found = self._per_term(searcher, self._on_fts5_idf(searcher, alternatives), request, request.limit)
