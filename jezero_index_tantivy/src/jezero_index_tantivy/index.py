@@ -24,6 +24,8 @@ import tantivy
 
 from jezero.plugin import FTS_COLUMNS, Head, fts_row, library_head, open_readonly
 from jezero.plugin import IndexRequest as Request
+from jezero.query import bm25, rare, stats
+from jezero.query.terms import split_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,9 @@ ITEMS_SUBSTRING_COUNT = True
 # an item saying the query's word scores 1, one saying another word of its stem 1 - EXACT_WEIGHT.
 # FTS5's trigram index finds the word's own text only (in longer words too: the substring).
 EXACT_WEIGHT = 0.5
+# The pool tantivy finds (its best `pool` items) re-scored with FTS5's bm25 (TantivyIndex._rescored),
+# so that the items lane orders what it found as FTS5 orders it.
+ITEMS_RESCORE = True
 # A key's allowed sources as an OR of term queries up to this many names (a term set builds a bit
 # set of every item it matches before the search: a key reading 2 sources of 6 cost 5% more
 # that way); more names, a term set.
@@ -826,7 +831,49 @@ class TantivyIndex(DerivedIndex):
         addresses = [a for _, a in hits]
         ids = searcher.fast_field_values("id", addresses)
         ats = searcher.fast_field_values("at", addresses)
-        return [(i, score, stored_time(at)) for (score, _), i, at in zip(hits, ids, ats)]
+        found = [(i, score, stored_time(at)) for (score, _), i, at in zip(hits, ids, ats)]
+        if ITEMS_RESCORE:
+            rescored = self._rescored(conn, request, found)
+            if rescored is not None:
+                return rescored
+        return found
+
+    def _rescored(self, conn: apsw.Connection, request: Request, found: list) -> list | None:
+        """The pool tantivy found, each item scored by FTS5's bm25 of the query's terms
+        (ITEMS_RESCORE): its five columns read from the library and folded as FTS5's trigram
+        tokenizer folds them, each term counted in each column as FTS5 counts a phrase's hits,
+        the row's size from FTS5's docsize table, each term's n as FTS5 counts it
+        (jezero.query.stats, kept per index state and saved beside the library). An item that
+        holds none of the terms' texts (found by a stem alone: FTS5 does not find it) is left out,
+        unless no item holds one: then the stems' finds stand, on tantivy's scores. None
+        (tantivy's own scores stand) when the library's tokenizer is not a case-folding trigram
+        one."""
+        row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
+        fold = rare.folder(*split_tokenizer(row[0] if row else ""))
+        index = stats.index_stats(conn)
+        if fold is None or not index.rows:
+            return None
+        terms = [t for t in request.terms if t.key]
+        needles = [rare.folded(t) for t in terms]
+        idfs = [bm25.idf(index.rows, stats.exact_count(conn, index, t)) for t in terms]
+        avgdl = index.tokens / index.rows
+        ids = [i for i, _, _ in found]
+        marks = ",".join("?" * len(ids))
+        texts = {}
+        for r in conn.execute(f"SELECT c.id, c.c0, c.c1, c.c2, c.c3, c.c4, d.sz FROM items_fts_content AS c "
+                              f"JOIN items_fts_docsize AS d ON d.id = c.id WHERE c.id IN ({marks})", ids):
+            values = [v or "" for v in r[1:6]]
+            text = ([fold(v) for v in values] if any("\0" in v for v in values)
+                    else fold("\0".join(values)).split("\0"))
+            texts[r[0]] = (text, rare.total_tokens(r[6]))
+        out, stems = [], []
+        for i, score, at in found:
+            held = texts.get(i)
+            if held is None:
+                continue  # deleted since the index's state: search leaves it out anyway
+            relevance = -rare.score(rare.Row(i, held[0], held[1], "", None, at), needles, idfs, avgdl)
+            (out if relevance > 0.0 else stems).append((i, relevance, at) if relevance > 0.0 else (i, score, at))
+        return out if out else stems
 
     def _query(self, searcher, request: Request):
         clauses = []
