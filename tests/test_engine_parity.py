@@ -241,12 +241,17 @@ def test_the_items_lane_scores_what_it_found_as_fts5_bm25(tmp_path, engine):
         session("long1", ["x"], title="kofi", summary="kofi said " + " ".join([pad] * 28), day=2),
         session("long2", ["x"], title="kofi", summary="kofi said " + " ".join([pad] * 29) + " more words", day=3),
         session("both", ["x"], title="kofi and the pdf", summary="kofi kofi " + pad, day=4),
+        # accents composed and decomposed, capitals, another script: each row's size is counted
+        # from its folded text, which must be FTS5's count of its trigrams
+        session("accents", ["x"], title="Kofi's PDF für Noe\u0308l", summary="café ÉCOLE İstanbul 東京の pdf ana banana",
+                day=5),
         *[session(f"f{i}", ["x"], title=f"filler title number {i}", summary=f"other words {pad[: 10 + i]}",
-                  day=5 + i) for i in range(30)],
+                  day=6 + i) for i in range(30)],
     ])
-    for query in ("pdf", "kofi", "kofi pdf", "pdf export", "invoice pdf"):
+    for query in ("pdf", "kofi", "kofi pdf", "pdf export", "invoice pdf", "noel pdf", "ana", "東京の", "école"):
         got = _relevances(path, engine, query)
         want = _relevances(path, "fts5", query)
+        assert want, query
         assert [s for s, _ in got] == [s for s, _ in want], query
         assert [r for _, r in got] == pytest.approx([r for _, r in want], rel=1e-9), query
 

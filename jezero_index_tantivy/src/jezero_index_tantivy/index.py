@@ -97,6 +97,10 @@ EXACT_WEIGHT = 0.5
 # The pool tantivy finds (its best `pool` items) re-scored with FTS5's bm25 (TantivyIndex._rescored),
 # so that the items lane orders what it found as FTS5 orders it.
 ITEMS_RESCORE = True
+# ... of at most this many items, tantivy's best: a re-scored item costs 5-10 us of Python. At 100k
+# items, 200 (the whole pool) cost 1.75x per query and 50 1.03x. On the judged sets 50 gave FTS5's
+# figures or better (benchmarks/retrieval/README.md, 2026-12-02, `tantivy6`).
+RESCORE_POOL = 50
 # A key's allowed sources as an OR of term queries up to this many names (a term set builds a bit
 # set of every item it matches before the search: a key reading 2 sources of 6 cost 5% more
 # that way); more names, a term set.
@@ -693,6 +697,21 @@ class _Parts:
             self.writer.commit()
 
 
+def _overlaps(needle: str) -> bool:
+    """Whether two occurrences of `needle` can overlap (a proper prefix of it is also a suffix:
+    `ana`, `aaa`): then str.count, which counts occurrences apart, would miss some."""
+    return any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
+
+
+def _hits(text: str, needle: str) -> int:
+    """Occurrences of `needle` in `text`, overlaps included (FTS5's phrase hits: rare.hits)."""
+    count, at = 0, text.find(needle)
+    while at >= 0:
+        count += 1
+        at = text.find(needle, at + 1)
+    return count
+
+
 def _settle(pending: list) -> None:
     """Wait for the merges of the tantivy writers in `pending` (see DerivedIndex._apply)."""
     while pending:
@@ -825,55 +844,74 @@ class TantivyIndex(DerivedIndex):
         query = self._query(searcher, request)
         if query is None:
             return []
-        hits = searcher.search(query, limit=request.pool, count=False).hits
+        fold = self._rescoring(conn) if ITEMS_RESCORE else None
+        limit = request.pool if fold is None else min(request.pool, RESCORE_POOL)
+        hits = searcher.search(query, limit=limit, count=False).hits
         if not hits:
             return []
         addresses = [a for _, a in hits]
         ids = searcher.fast_field_values("id", addresses)
         ats = searcher.fast_field_values("at", addresses)
         found = [(i, score, stored_time(at)) for (score, _), i, at in zip(hits, ids, ats)]
-        if ITEMS_RESCORE:
-            rescored = self._rescored(conn, request, found)
-            if rescored is not None:
-                return rescored
-        return found
+        return found if fold is None else self._rescored(conn, request, found, fold)
 
-    def _rescored(self, conn: apsw.Connection, request: Request, found: list) -> list | None:
-        """The pool tantivy found, each item scored by FTS5's bm25 of the query's terms
-        (ITEMS_RESCORE): its five columns read from the library and folded as FTS5's trigram
-        tokenizer folds them, each term counted in each column as FTS5 counts a phrase's hits,
-        the row's size from FTS5's docsize table, each term's n as FTS5 counts it
-        (jezero.query.stats, kept per index state and saved beside the library). An item that
-        holds none of the terms' texts (found by a stem alone: FTS5 does not find it) is left out,
-        unless no item holds one: then the stems' finds stand, on tantivy's scores. None
-        (tantivy's own scores stand) when the library's tokenizer is not a case-folding trigram
-        one."""
+    @staticmethod
+    def _rescoring(conn: apsw.Connection):
+        """The library's folding (rare.Folder) when its items can be re-scored as FTS5 scores them
+        (ITEMS_RESCORE): its tokenizer is a case-folding trigram one and its index holds rows;
+        else None."""
         row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
         fold = rare.folder(*split_tokenizer(row[0] if row else ""))
+        return fold if fold is not None and stats.index_stats(conn).rows else None
+
+    @staticmethod
+    def _rescored(conn: apsw.Connection, request: Request, found: list, fold) -> list:
+        """The items tantivy found, each scored by FTS5's bm25 of the query's terms, as
+        fts5_aux.c computes it (ITEMS_RESCORE): its five columns read from the library and folded
+        as FTS5's trigram tokenizer folds them (`fold`), each term counted in each column as FTS5
+        counts a phrase's hits (overlaps included), the row's size its folded columns' trigrams
+        (what FTS5's docsize table holds), each term's n as FTS5 counts it (jezero.query.stats,
+        kept per index state and saved beside the library). An item that holds none of the terms'
+        texts (found by a stem alone: FTS5 does not find it) is left out, unless no item holds
+        one: then the stems' finds stand, on tantivy's scores."""
         index = stats.index_stats(conn)
-        if fold is None or not index.rows:
-            return None
         terms = [t for t in request.terms if t.key]
         needles = [rare.folded(t) for t in terms]
-        idfs = [bm25.idf(index.rows, stats.exact_count(conn, index, t)) for t in terms]
+        parts = [(needle, bm25.idf(index.rows, stats.exact_count(conn, index, t)), _overlaps(needle))
+                 for t, needle in zip(terms, needles) if needle]
         avgdl = index.tokens / index.rows
-        ids = [i for i, _, _ in found]
-        marks = ",".join("?" * len(ids))
-        texts = {}
-        for r in conn.execute(f"SELECT c.id, c.c0, c.c1, c.c2, c.c3, c.c4, d.sz FROM items_fts_content AS c "
-                              f"JOIN items_fts_docsize AS d ON d.id = c.id WHERE c.id IN ({marks})", ids):
-            values = [v or "" for v in r[1:6]]
-            text = ([fold(v) for v in values] if any("\0" in v for v in values)
-                    else fold("\0".join(values)).split("\0"))
-            texts[r[0]] = (text, rare.total_tokens(r[6]))
-        out, stems = [], []
-        for i, score, at in found:
-            held = texts.get(i)
-            if held is None:
-                continue  # deleted since the index's state: search leaves it out anyway
-            relevance = -rare.score(rare.Row(i, held[0], held[1], "", None, at), needles, idfs, avgdl)
-            (out if relevance > 0.0 else stems).append((i, relevance, at) if relevance > 0.0 else (i, score, at))
-        return out if out else stems
+        k1, b = bm25.K1, bm25.B
+        at_of = {i: at for i, _, at in found}
+        marks = ",".join("?" * len(at_of))
+        out, read = [], set()
+        for r in conn.execute(f"SELECT id, c0, c1, c2, c3, c4 FROM items_fts_content WHERE id IN ({marks})",
+                              list(at_of)):
+            read.add(r[0])
+            values = [v or "" for v in r[1:]]
+            if any("\0" in v for v in values):  # a column holds a NUL itself: one by one
+                columns = [fold(v) for v in values]
+                text = "\n".join(columns)
+            else:
+                text = fold("\0".join(values))
+                columns = text.split("\0")
+            size = sum(len(c) - 2 for c in columns if len(c) > 2)
+            k = k1 * (1 - b + b * size / avgdl) if avgdl else k1
+            relevance = 0.0
+            for needle, idf, overlaps in parts:
+                if needle not in text:
+                    continue
+                f = 0.0
+                for weight, column in zip(bm25.WEIGHTS, columns):
+                    hits = _hits(column, needle) if overlaps else column.count(needle)
+                    if hits:
+                        f += weight * hits
+                if f:
+                    relevance += idf * ((f * (k1 + 1.0)) / (f + k))
+            if relevance > 0.0:
+                out.append((r[0], relevance, at_of[r[0]]))
+        if out:
+            return out
+        return [hit for hit in found if hit[0] in read]  # (an item deleted since: search leaves it out)
 
     def _query(self, searcher, request: Request):
         clauses = []
