@@ -215,3 +215,55 @@ def test_a_word_said_inside_longer_words_in_most_items_weighs_nothing_on_both_en
     found = items(path, engine, "zebra con")
     assert set(found[:3]) == {"z0", "z1", "z2"}
     assert found[3] == "rare"
+
+
+def _relevances(path, engine, query):
+    """The items lane's (session, relevance) pairs, recency and the current-first moves off."""
+    with open_readonly(path) as conn:
+        hits = search(conn, query, options=SearchConfig(engine=engine), now=NOW, lanes=("items",), explain=True,
+                      recency_weight=0.0, current_first=False, limit=50)
+    if engine != "fts5":
+        assert all(h["explain"]["candidates"] == engine for h in hits), "answered by the fallback"
+    return [(h["session_id"], -h["explain"]["bm25"]) for h in hits]
+
+
+def test_the_items_lane_scores_what_it_found_as_fts5_bm25(tmp_path, engine):
+    # tantivy's words field holds each column twice its FTS5 weight, so its BM25 saturates as with
+    # k1 0.6 instead of 1.2 (an item saying a word once gained on one saying it often), and it keeps
+    # an item's length in one byte (items of 347 and 367 words scored alike). Each cost the judged
+    # sets a place (benchmarks/retrieval/README.md, 2026-12-02, `tantivy5`). The pool tantivy finds
+    # is now scored by FTS5's bm25 (ITEMS_RESCORE): the same items, order and scores as FTS5's.
+    pad = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor"
+    path = built(tmp_path, [
+        session("once", ["x"], title="invoice notes", summary="the pdf export " + pad),
+        session("often", ["x"], title="pdf invoices in pdf", summary=" ".join([pad] * 20) + " pdf pdf pdf",
+                day=1),
+        session("long1", ["x"], title="kofi", summary="kofi said " + " ".join([pad] * 28), day=2),
+        session("long2", ["x"], title="kofi", summary="kofi said " + " ".join([pad] * 29) + " more words", day=3),
+        session("both", ["x"], title="kofi and the pdf", summary="kofi kofi " + pad, day=4),
+        # accents composed and decomposed, capitals, another script: each row's size is counted
+        # from its folded text, which must be FTS5's count of its trigrams
+        session("accents", ["x"], title="Kofi's PDF für Noe\u0308l", summary="café ÉCOLE İstanbul 東京の pdf ana banana",
+                day=5),
+        *[session(f"f{i}", ["x"], title=f"filler title number {i}", summary=f"other words {pad[: 10 + i]}",
+                  day=6 + i) for i in range(30)],
+    ])
+    for query in ("pdf", "kofi", "kofi pdf", "pdf export", "invoice pdf", "noel pdf", "ana", "東京の", "école"):
+        got = _relevances(path, engine, query)
+        want = _relevances(path, "fts5", query)
+        assert want, query
+        assert [s for s, _ in got] == [s for s, _ in want], query
+        assert [r for _, r in got] == pytest.approx([r for _, r in want], rel=1e-9), query
+
+
+def test_an_item_found_by_a_stem_alone_is_left_out_where_others_hold_the_word(tmp_path, engine):
+    # FTS5 finds `renewals` only where that text is; tantivy's stems also find `renewal`. Scored as
+    # FTS5 scores it, such an item holds none of the query's text (relevance 0), and left at the
+    # bottom of the pool it still counted as found by the items lane in the fusion (the long-chat
+    # question `which countries did I visit on my big trips` lost a place that way): it is left out.
+    path = built(tmp_path, [
+        session("itself", ["x"], title="certificate renewals", day=1),
+        session("stem", ["x"], title="one renewal", day=2),
+        *[session(f"f{i}", ["x"], title=f"filler title number {i}", day=3 + i) for i in range(10)],
+    ])
+    assert items(path, engine, "renewals") == ["itself"]

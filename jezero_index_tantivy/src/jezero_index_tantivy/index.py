@@ -24,6 +24,8 @@ import tantivy
 
 from jezero.plugin import FTS_COLUMNS, Head, fts_row, library_head, open_readonly
 from jezero.plugin import IndexRequest as Request
+from jezero.query import bm25, rare, stats
+from jezero.query.terms import split_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,13 @@ ITEMS_SUBSTRING_COUNT = True
 # an item saying the query's word scores 1, one saying another word of its stem 1 - EXACT_WEIGHT.
 # FTS5's trigram index finds the word's own text only (in longer words too: the substring).
 EXACT_WEIGHT = 0.5
+# The pool tantivy finds (its best `pool` items) re-scored with FTS5's bm25 (TantivyIndex._rescored),
+# so that the items lane orders what it found as FTS5 orders it.
+ITEMS_RESCORE = True
+# ... of at most this many items, tantivy's best: a re-scored item costs 5-10 us of Python. At 100k
+# items, 200 (the whole pool) cost 1.75x per query and 50 1.03x. On the judged sets 50 gave FTS5's
+# figures or better (benchmarks/retrieval/README.md, 2026-12-02, `tantivy6`).
+RESCORE_POOL = 50
 # A key's allowed sources as an OR of term queries up to this many names (a term set builds a bit
 # set of every item it matches before the search: a key reading 2 sources of 6 cost 5% more
 # that way); more names, a term set.
@@ -688,6 +697,21 @@ class _Parts:
             self.writer.commit()
 
 
+def _overlaps(needle: str) -> bool:
+    """Whether two occurrences of `needle` can overlap (a proper prefix of it is also a suffix:
+    `ana`, `aaa`): then str.count, which counts occurrences apart, would miss some."""
+    return any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
+
+
+def _hits(text: str, needle: str) -> int:
+    """Occurrences of `needle` in `text`, overlaps included (FTS5's phrase hits: rare.hits)."""
+    count, at = 0, text.find(needle)
+    while at >= 0:
+        count += 1
+        at = text.find(needle, at + 1)
+    return count
+
+
 def _settle(pending: list) -> None:
     """Wait for the merges of the tantivy writers in `pending` (see DerivedIndex._apply)."""
     while pending:
@@ -820,13 +844,74 @@ class TantivyIndex(DerivedIndex):
         query = self._query(searcher, request)
         if query is None:
             return []
-        hits = searcher.search(query, limit=request.pool, count=False).hits
+        fold = self._rescoring(conn) if ITEMS_RESCORE else None
+        limit = request.pool if fold is None else min(request.pool, RESCORE_POOL)
+        hits = searcher.search(query, limit=limit, count=False).hits
         if not hits:
             return []
         addresses = [a for _, a in hits]
         ids = searcher.fast_field_values("id", addresses)
         ats = searcher.fast_field_values("at", addresses)
-        return [(i, score, stored_time(at)) for (score, _), i, at in zip(hits, ids, ats)]
+        found = [(i, score, stored_time(at)) for (score, _), i, at in zip(hits, ids, ats)]
+        return found if fold is None else self._rescored(conn, request, found, fold)
+
+    @staticmethod
+    def _rescoring(conn: apsw.Connection):
+        """The library's folding (rare.Folder) when its items can be re-scored as FTS5 scores them
+        (ITEMS_RESCORE): its tokenizer is a case-folding trigram one and its index holds rows;
+        else None."""
+        row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
+        fold = rare.folder(*split_tokenizer(row[0] if row else ""))
+        return fold if fold is not None and stats.index_stats(conn).rows else None
+
+    @staticmethod
+    def _rescored(conn: apsw.Connection, request: Request, found: list, fold) -> list:
+        """The items tantivy found, each scored by FTS5's bm25 of the query's terms, as
+        fts5_aux.c computes it (ITEMS_RESCORE): its five columns read from the library and folded
+        as FTS5's trigram tokenizer folds them (`fold`), each term counted in each column as FTS5
+        counts a phrase's hits (overlaps included), the row's size its folded columns' trigrams
+        (what FTS5's docsize table holds), each term's n as FTS5 counts it (jezero.query.stats,
+        kept per index state and saved beside the library). An item that holds none of the terms'
+        texts (found by a stem alone: FTS5 does not find it) is left out, unless no item holds
+        one: then the stems' finds stand, on tantivy's scores."""
+        index = stats.index_stats(conn)
+        terms = [t for t in request.terms if t.key]
+        needles = [rare.folded(t) for t in terms]
+        parts = [(needle, bm25.idf(index.rows, stats.exact_count(conn, index, t)), _overlaps(needle))
+                 for t, needle in zip(terms, needles) if needle]
+        avgdl = index.tokens / index.rows
+        k1, b = bm25.K1, bm25.B
+        at_of = {i: at for i, _, at in found}
+        marks = ",".join("?" * len(at_of))
+        out, read = [], set()
+        for r in conn.execute(f"SELECT id, c0, c1, c2, c3, c4 FROM items_fts_content WHERE id IN ({marks})",
+                              list(at_of)):
+            read.add(r[0])
+            values = [v or "" for v in r[1:]]
+            if any("\0" in v for v in values):  # a column holds a NUL itself: one by one
+                columns = [fold(v) for v in values]
+                text = "\n".join(columns)
+            else:
+                text = fold("\0".join(values))
+                columns = text.split("\0")
+            size = sum(len(c) - 2 for c in columns if len(c) > 2)
+            k = k1 * (1 - b + b * size / avgdl) if avgdl else k1
+            relevance = 0.0
+            for needle, idf, overlaps in parts:
+                if needle not in text:
+                    continue
+                f = 0.0
+                for weight, column in zip(bm25.WEIGHTS, columns):
+                    hits = _hits(column, needle) if overlaps else column.count(needle)
+                    if hits:
+                        f += weight * hits
+                if f:
+                    relevance += idf * ((f * (k1 + 1.0)) / (f + k))
+            if relevance > 0.0:
+                out.append((r[0], relevance, at_of[r[0]]))
+        if out:
+            return out
+        return [hit for hit in found if hit[0] in read]  # (an item deleted since: search leaves it out)
 
     def _query(self, searcher, request: Request):
         clauses = []
