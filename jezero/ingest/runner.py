@@ -129,6 +129,8 @@ def run_connectors(
             written = sum(r.items_written for r in reports)
             if written:
                 store.tidy_index(written)
+            # Also when nothing was written: an index left behind (its disk was full) catches up.
+            if not dry_run and backends.backend(config) is None:
                 _sync_engine(config, store)
             return reports
 

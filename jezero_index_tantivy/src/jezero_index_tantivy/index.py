@@ -15,7 +15,7 @@ import os
 import threading
 import time
 import unicodedata
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -113,6 +113,8 @@ REBUILD_HEAP = 300_000_000  # a rebuild in parts (DerivedIndex.rebuild_part), on
 # A writer that holds the catch-up lock waits this long at most for the index's own writer, which
 # the process that applied the change before may hold while it waits for its merges.
 WRITER_WAIT_S = 60.0
+# How tantivy says that another writer holds the index (the only refusal worth waiting for).
+WRITER_BUSY = "LockBusy"
 SPACE = "\u2581"  # stands for white space inside a trigram (the field's tokenizer splits on spaces)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -365,6 +367,9 @@ class DerivedIndex:
         # pair a searcher with another commit's number.
         self._state: tuple = (None, None)
         self._told_behind = False
+        # Whether an update failed (no space, a read-only folder, an I/O error) and was said:
+        # said once, not once per write or search, until an update succeeds again.
+        self._told_failed = False
         # (library head, applied state) at which a reader last found the index too far behind to
         # catch up inline: the same pair gives the same verdict, so searches meanwhile do not
         # open a connection and count the changes again each (4% of the server's samples while
@@ -479,20 +484,33 @@ class DerivedIndex:
         try:
             self._apply_waiting(False, None, pending)
         except Exception as e:  # the library's commit stands; a reader or the next write applies it
-            log.warning("%s not brought in step after a write (%s: %s); readers catch up",
-                        self.folder, type(e).__name__, e)
+            self._failed(e, "not brought in step after a write; fts5 answers what it lacks, and the next write or "
+                            "`jezero reindex` catches up")
+
+    def _failed(self, e: Exception, what: str) -> None:
+        """Say an update's failure once (a warning), then quietly until one succeeds again."""
+        if self._told_failed:
+            log.debug("%s %s (%s: %s)", self.folder, what, type(e).__name__, str(e))
+            return
+        self._told_failed = True
+        log.warning("%s %s (%s: %s)", self.folder, what, type(e).__name__, str(e))
 
     def _apply_waiting(self, rebuild: bool, limit: int | None, pending: list | None = None) -> int:
         """_apply with the lock held, waiting (up to WRITER_WAIT_S) for the index's own writer
-        while another process still holds it to wait for its merges."""
+        while another process still holds it to wait for its merges. Any other failure (no space
+        left, a read-only folder: tantivy raises ValueError for those too) is raised at once:
+        waited for, a full disk under the index made every write of a run wait 60 s."""
         deadline = time.monotonic() + WRITER_WAIT_S
         while True:
             try:
-                return self._apply(rebuild, limit, pending)
+                written = self._apply(rebuild, limit, pending)
             except ValueError as e:
-                if "change log" in str(e) or time.monotonic() >= deadline:
+                if not _writer_busy(e) or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.02)
+                continue
+            self._told_failed = False
+            return written
 
     def _apply(self, rebuild: bool, limit: int | None, pending: list | None = None) -> int:
         """catch_up with the lock held. The commit starts segment merges, which must be waited
@@ -538,7 +556,11 @@ class DerivedIndex:
                 writer.add_document(state)
                 writer.commit()
             except BaseException:
-                writer.rollback()
+                with suppress(Exception):  # a writer that an I/O error killed cannot roll back
+                    writer.rollback()
+                # Its lock on the index goes with it, even while the exception (and this frame)
+                # is kept by whoever logged it: kept, it refused every later writer (LockBusy).
+                writer = None  # noqa: F841
                 raise
             if pending is None:
                 writer.wait_merging_threads()
@@ -589,7 +611,12 @@ class DerivedIndex:
                         log.warning("%s is far behind the library: run `jezero reindex`; fts5 answers meanwhile",
                                     self.folder)
                     return None
-            except ValueError as e:  # the process that applied the last change is still merging
+            except ValueError as e:
+                if not _writer_busy(e):  # no space, a read-only folder: not tried again for this head
+                    self._behind_at = (head, self._state[1])
+                    self._failed(e, "cannot catch up with the library; fts5 answers until it can")
+                    return None
+                # the process that applied the last change is still merging
                 log.debug("tantivy index busy (%s); answering from the state before", e)
                 return self._before(searcher, applied, head)
         # After letting go of the lock: a search meanwhile answers from this new state. The merges
@@ -710,6 +737,11 @@ def _hits(text: str, needle: str) -> int:
         count += 1
         at = text.find(needle, at + 1)
     return count
+
+
+def _writer_busy(e: ValueError) -> bool:
+    """Whether tantivy refused its writer because another one holds the index."""
+    return WRITER_BUSY in str(e)
 
 
 def _settle(pending: list) -> None:
