@@ -410,6 +410,9 @@ def main() -> int:
                         help="comma-separated distractor counts: each set is also run with that many distractor "
                              "sessions added to its library (benchmarks/messages/sessions.py), e.g. 0,2000,10000")
     parser.add_argument("--keep", type=Path, help="build the libraries in this folder and reuse them on the next run")
+    parser.add_argument("--sets", default="coding,chats,longchats",
+                        help="comma-separated sets to run (coding, chats, longchats; default all three): a slow "
+                             "embedder can be measured on the small sets first")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--misses", action="store_true", help="list the queries hybrid misses at 5")
     parser.add_argument("--changes", action="store_true", help="list the queries whose first relevant rank, R@5 or R@10 moved from keyword to hybrid")
@@ -436,19 +439,23 @@ def main() -> int:
     longs, long_queries = long_chat_specs()
     sets = {"coding": (specs, QUERIES, KINDS, False), "chats": (chats, chat_queries, CHAT_KINDS, True),
             "longchats": (longs, long_queries, LONG_KINDS, True)}
+    unknown = set(args.sets.split(",")) - set(sets)
+    if unknown:
+        parser.error(f"--sets: unknown set(s) {', '.join(sorted(unknown))}")
+    sets = {k: v for k, v in sets.items() if k in args.sets.split(",")}
     titles = {"coding": "coding set (all queries)",
               "chats": "conversational set (all queries, each within its conversation)",
               "longchats": "long-chat set (all queries, each within its conversation)"}
     out: dict = {"embedder": name, "k": args.k, "engine": args.engine, "window_chars": args.window_chars}
     with tempfile.TemporaryDirectory(prefix="jezero-semantic-") as tmp:
         folder = args.keep or Path(tmp)
-        reuse = args.keep is not None and (folder / "coding" / "library.sqlite3").exists()
-        libs = {set_name: build_library(s_specs, folder / set_name, "offline", reuse=reuse)
+        libs = {set_name: build_library(s_specs, folder / set_name, "offline",
+                                        reuse=args.keep is not None and (folder / set_name / "library.sqlite3").exists())
                 for set_name, (s_specs, _, _, _) in sets.items()}
         base = SemanticConfig(enabled=True, embedder=name, options=options, k=args.k)
         out["embedding"] = {set_name: embed(folder / set_name / "library.sqlite3", base) for set_name in sets}
-        print(f"embedder: {name} ({out['embedding']['coding']['model_id']}, "
-              f"{out['embedding']['coding']['dimension']} dims)")
+        first = next(iter(out["embedding"].values()))
+        print(f"embedder: {name} ({first['model_id']}, {first['dimension']} dims)")
         pads = sorted({int(n) for n in args.pad.split(",")})
         for set_name in list(sets):
             previous, done = folder / set_name / "library.sqlite3", 0
@@ -465,7 +472,7 @@ def main() -> int:
                 previous, done = target, n
         if 0 not in pads:
             for set_name in ("coding", "chats", "longchats"):
-                del sets[set_name]
+                sets.pop(set_name, None)
         for set_name, e in out["embedding"].items():
             print(f"  {set_name}: {e['items']} items + {e['windows']} message windows embedded in {e['cpu_s']} s CPU "
                   f"({e['vectors_per_cpu_s']} vectors per CPU second, writing included)")
@@ -511,9 +518,9 @@ def main() -> int:
                                          for k, res in results.items()}})
                 if tuning:
                     print(f"flat K {fk or 'off'} ({fr}, separation {fs}), "
-                          f"chats R@10 A {aggregate(flat(tune['chats']), SYSTEMS)['hybrid']['r10']:.3f} "
-                          f"all {aggregate(flat(results['chats']), SYSTEMS)['hybrid']['r10']:.3f}; "
-                          f"weight {w}, vector K {vk or 'RRF_K'}, lead {ld or 'off'}, literal IDF {idf if idf is not None else 'off'}, max sessions "
+                          + (f"chats R@10 A {aggregate(flat(tune['chats']), SYSTEMS)['hybrid']['r10']:.3f} "
+                             f"all {aggregate(flat(results['chats']), SYSTEMS)['hybrid']['r10']:.3f}; " if "chats" in results else "")
+                          + f"weight {w}, vector K {vk or 'RRF_K'}, lead {ld or 'off'}, literal IDF {idf if idf is not None else 'off'}, max sessions "
                           f"{cap if cap is not None else 'off'}{' (depth)' if DEPTH_SWEEP else ''}: half A kinds below keyword at R@5 "
                           f"{len(below)} {below}, hybrid R@5 {figure['r5']:.3f}, MRR {figure['rr']:.3f} (summed over the sets)",
                           flush=True)
