@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import threading
 import time
 import unicodedata
@@ -115,6 +116,10 @@ REBUILD_HEAP = 300_000_000  # a rebuild in parts (DerivedIndex.rebuild_part), on
 WRITER_WAIT_S = 60.0
 # How tantivy says that another writer holds the index (the only refusal worth waiting for).
 WRITER_BUSY = "LockBusy"
+# How tantivy says that the index's files are damaged (a segment file deleted or cut short, a
+# meta.json that does not parse, a schema or format this code cannot read): the index is then
+# rebuilt by the next writer (`jezero run`, `jezero reindex`); readers leave it to FTS5.
+DAMAGED = ("Data corrupted", "corrupt", "FileDoesNotExist", "InvalidData", "Incompatible", "schema does not match")
 SPACE = "\u2581"  # stands for white space inside a trigram (the field's tokenizer splits on spaces)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -370,6 +375,10 @@ class DerivedIndex:
         # Whether an update failed (no space, a read-only folder, an I/O error) and was said:
         # said once, not once per write or search, until an update succeeds again.
         self._told_failed = False
+        # The library head at which a reader last found the index damaged (not tried again until
+        # the library moves on), and whether that was said.
+        self._damaged_at: Head | None = None
+        self._told_damaged = False
         # (library head, applied state) at which a reader last found the index too far behind to
         # catch up inline: the same pair gives the same verdict, so searches meanwhile do not
         # open a connection and count the changes again each (4% of the server's samples while
@@ -415,6 +424,31 @@ class DerivedIndex:
         if self._state[0] is None and self._open(create=False) is not None:
             self._refresh()
         return self._state
+
+    def _open_to_update(self) -> tantivy.Index:
+        """The index for an update: opened (made when missing) at its latest commit. A damaged
+        one is moved aside and deleted, and an empty one made: the update is then a rebuild. The
+        index is derived from the library, so nothing is lost; before, a damaged index stayed
+        broken (`jezero reindex` failed on it too) until someone deleted its folder by hand."""
+        try:
+            self._open(create=True)
+            self._refresh()  # another process may have moved it on since this one last looked
+        except ValueError as e:
+            if not damaged(e):
+                raise
+            log.warning("%s is damaged (%s): rebuilding it from the library", self.folder, str(e)[:300])
+            self._discard()
+            self._open(create=True)
+            self._refresh()
+        return self._index
+
+    def _discard(self) -> None:
+        self._index = None
+        self._state = (None, None)
+        aside = self.folder.with_name(f"{self.folder.name}.damaged-{os.getpid()}")
+        shutil.rmtree(aside, ignore_errors=True)
+        os.rename(self.folder, aside)
+        shutil.rmtree(aside, ignore_errors=True)
 
     @contextmanager
     def _locked(self, blocking: bool):
@@ -512,14 +546,16 @@ class DerivedIndex:
             self._told_failed = False
             return written
 
-    def _apply(self, rebuild: bool, limit: int | None, pending: list | None = None) -> int:
+    def _apply(self, rebuild: bool, limit: int | None, pending: list | None = None, *, reading: bool = False) -> int:
         """catch_up with the lock held. The commit starts segment merges, which must be waited
         for: without them every catch-up adds a segment, and each next one cost more (37 ms of CPU
         at 10 segments, 850 ms at 34, on 3,000 items; 33-35 ms throughout with the merges). With
         `pending`, the tantivy writer is added to it instead, for the caller to wait for once it
-        has let the lock go (_settle)."""
-        index = self._open(create=True)
-        self._refresh()  # another process may have moved it on since this one last looked
+        has let the lock go (_settle). `reading`: for a reader, which leaves a damaged index to the
+        next writer (FTS5 answers meanwhile)."""
+        index = self._open(create=True) if reading else self._open_to_update()
+        if reading:
+            self._refresh()  # another process may have moved it on since this one last looked
         conn = open_readonly(self.library)
         try:
             conn.execute("BEGIN")  # one snapshot: the changes, the items and the head agree
@@ -581,6 +617,25 @@ class DerivedIndex:
         return None if head is None else self._in_step(head)
 
     def _in_step(self, head: Head):
+        """_in_step_or_raise, with a damaged index left to FTS5 (said once) and not tried again
+        until the library moves on (a writer then rebuilds it)."""
+        if self._damaged_at == head:
+            return None
+        try:
+            return self._in_step_or_raise(head)
+        except ValueError as e:
+            if not damaged(e):
+                raise
+            self._damaged_at = head
+            self._index = None  # opened afresh next time: a writer may have rebuilt it meanwhile
+            self._state = (None, None)
+            if not self._told_damaged:
+                self._told_damaged = True
+                log.warning("%s is damaged (%s); fts5 answers until `jezero run` or `jezero reindex` rebuilds it",
+                            self.folder, str(e)[:300])
+            return None
+
+    def _in_step_or_raise(self, head: Head):
         """A searcher for the library at `head`, catching up when the index lags; None when that
         cannot be had now (FTS5 answers).
 
@@ -604,7 +659,7 @@ class DerivedIndex:
             if self._behind_at == (head, applied):
                 return None
             try:
-                if self._apply(False, self.reader_catch_up, pending) < 0:
+                if self._apply(False, self.reader_catch_up, pending, reading=True) < 0:
                     self._behind_at = (head, self._state[1])
                     if not self._told_behind:  # once per process, not once per search
                         self._told_behind = True
@@ -612,6 +667,8 @@ class DerivedIndex:
                                     self.folder)
                     return None
             except ValueError as e:
+                if damaged(e):
+                    raise  # (_in_step)
                 if not _writer_busy(e):  # no space, a read-only folder: not tried again for this head
                     self._behind_at = (head, self._state[1])
                     self._failed(e, "cannot catch up with the library; fts5 answers until it can")
@@ -739,6 +796,12 @@ def _hits(text: str, needle: str) -> int:
     return count
 
 
+def damaged(e: Exception) -> bool:
+    """Whether tantivy's error says the index's files are damaged (DAMAGED)."""
+    text = str(e)
+    return any(sign in text for sign in DAMAGED)
+
+
 def _writer_busy(e: ValueError) -> bool:
     """Whether tantivy refused its writer because another one holds the index."""
     return WRITER_BUSY in str(e)
@@ -819,6 +882,35 @@ class TantivyIndex(DerivedIndex):
 
     def _held(self) -> list[DerivedIndex]:
         return [self, self.message_index]
+
+    def condition(self) -> str | None:
+        """What `jezero status` says when an index is not in step with the library (damaged, not
+        built, built from another library, behind); None when both are in step. Reads only."""
+        conn = open_readonly(self.library)
+        try:
+            head = library_head(conn)
+        finally:
+            conn.close()
+        if head is None:
+            return None
+        notes = []
+        for index, what in ((self, "items"), (self.message_index, "messages")):
+            try:
+                searcher, applied = index._current()
+            except ValueError as e:
+                if not damaged(e):
+                    raise
+                notes.append(f"its {what} index is damaged: fts5 answers until `jezero run` or `jezero reindex` "
+                             "rebuilds it")
+                continue
+            if searcher is None or applied is None:
+                notes.append(f"its {what} index is not built: fts5 answers until `jezero reindex` builds it")
+            elif applied.library != head.library:
+                notes.append(f"its {what} index was built from another library: the next `jezero run` rebuilds it")
+            elif applied.seq < head.seq:
+                notes.append(f"its {what} index is {head.seq - applied.seq} change(s) behind the library: "
+                             "searches catch up, or `jezero reindex --catch-up`")
+        return "; ".join(notes) or None
 
     def message_matches(self, conn: apsw.Connection, request):
         answer = self.message_index.matches(conn, request)
