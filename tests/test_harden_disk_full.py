@@ -18,7 +18,7 @@ import pytest
 from jezero.store import engines, open_readonly
 from jz_support import jezero_command, needs_plugin
 from test_harden_crash import assert_whole, segments
-from test_ingest_crash import make_specs, write_all
+from test_ingest_crash import config as crash_config, make_specs, write_all
 
 pytestmark = [needs_plugin("jezero-connectors-claude"), needs_plugin("jezero-connectors-codex"),
               needs_plugin("jezero-summarizers")]
@@ -77,25 +77,7 @@ def stores(tmp_path_factory):
 
 
 def config(folder: Path, name: str, library: Path, sessions: Path, engine: str) -> Path:
-    path = folder / f"{name}.toml"
-    path.write_text(f"""
-[storage]
-path = "{library}"
-[search]
-engine = "{engine}"
-[ingest]
-settle_minutes = 0
-max_input_chars = 8000
-[[connectors]]
-name = "claude"
-type = "claude"
-options = {{ path = "{sessions / 'claude' / 'projects'}" }}
-[[connectors]]
-name = "codex"
-type = "codex"
-options = {{ path = "{sessions / 'codex'}" }}
-""")
-    return path
+    return crash_config(folder, sessions, name, library=library, engine=engine)
 
 
 def run(config_path: Path, *, ok: bool = True) -> subprocess.CompletedProcess:

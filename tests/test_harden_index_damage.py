@@ -21,7 +21,7 @@ from jezero.config import SearchConfig
 from jezero.query import search
 from jezero.store import engines, open_readonly
 from jz_support import jezero_command, needs_plugin
-from test_ingest_crash import make_specs, write_all
+from test_ingest_crash import config as crash_config, make_specs, write_all
 
 pytestmark = [needs_plugin("jezero-connectors-claude"), needs_plugin("jezero-connectors-codex"),
               needs_plugin("jezero-summarizers"),
@@ -33,25 +33,7 @@ QUERIES = ["deploy webhook", "postgres schema retry", "task 3", "docker cache"]
 
 
 def config(folder: Path, sessions: Path) -> Path:
-    path = folder / "config.toml"
-    path.write_text(f"""
-[storage]
-path = "{folder / 'library.sqlite3'}"
-[search]
-engine = "tantivy"
-[ingest]
-settle_minutes = 0
-max_input_chars = 8000
-[[connectors]]
-name = "claude"
-type = "claude"
-options = {{ path = "{sessions / 'claude' / 'projects'}" }}
-[[connectors]]
-name = "codex"
-type = "codex"
-options = {{ path = "{sessions / 'codex'}" }}
-""")
-    return path
+    return crash_config(folder, sessions, "config", library=folder / "library.sqlite3", engine="tantivy")
 
 
 def cli(cfg: Path, *args: str) -> subprocess.CompletedProcess:

@@ -61,12 +61,15 @@ def write_all(folder, specs):
         write_claude(folder / "claude" / "projects", spec) if spec.agent == "claude" else write_codex(folder / "codex", spec)
 
 
-def config(tmp_path, sessions, name):
+def config(tmp_path, sessions, name, library=None, engine=None):
+    """A config reading the claude and codex sessions under `sessions` (write_all's layout) into
+    `library` (default: `name`.sqlite3 beside the config), searched by `engine` when given."""
     path = tmp_path / f"{name}.toml"
+    search = f'[search]\nengine = "{engine}"\n' if engine else ""
     path.write_text(f"""
 [storage]
-path = "{tmp_path / (name + '.sqlite3')}"
-[ingest]
+path = "{library or tmp_path / (name + '.sqlite3')}"
+{search}[ingest]
 settle_minutes = 0
 max_input_chars = 8000
 [[connectors]]
