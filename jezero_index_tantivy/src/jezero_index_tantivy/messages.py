@@ -64,6 +64,12 @@ BLOCK_BITS = 20
 # 1,219 / 418; 1/32: 1,280 / 415), the best per word 1,078 / 387.
 WHOLE_SHARE = 16
 BLOCK_SHARE = 2
+# ... but with a filter (sources, projects, since), unless WHOLE_FILTERED, the whole list is read
+# only when the range would cover every id: the whole list intersected with a key's sources (an OR of long lists) cost
+# 959 us a read against 235 us for a range over the blocks; on the 643 newest reads of the 400
+# load searches at 20k items (tidied library), 452 -> 378 us a read, the same hits
+# (benchmarks/load/README.md, 2026-12-03, `tantivy7`).
+WHOLE_FILTERED = False
 # The terms' answers kept per index state (_Kept): the last this many terms read (each at most
 # the lane's 300 matches, ~45 KB; ~20 MB at most). 0: none is kept.
 TERMS_KEPT = 512
@@ -532,7 +538,8 @@ class MessageIndex(DerivedIndex):
         ids' blocks (`block`, an indexed term: its postings, where a range over `id` reads that
         column; BLOCK_SHARE); a block below `low` holds ids under it, which changes nothing
         (the hits are still the highest ids). The term's list is read whole instead when it is
-        short next to the range (WHOLE_SHARE), or the range would cover every id.
+        short next to the range and no filter applies (WHOLE_SHARE), or the range would cover
+        every id.
         Either way the answer is the term's `limit` highest ids that pass the filters. `bounds`:
         the library's (max id, min id), read here once per request. `share`: about the share of
         the term's messages the sources and projects let pass (_narrow_share): the first range is
@@ -554,7 +561,7 @@ class MessageIndex(DerivedIndex):
         while True:
             low = top - span
             holds = total * span / spread  # about how many messages the range holds
-            whole = low <= bottom or held * WHOLE_SHARE <= holds
+            whole = low <= bottom or ((WHOLE_FILTERED or not filters) and held * WHOLE_SHARE <= holds)
             if whole:
                 bounded = query
             else:
