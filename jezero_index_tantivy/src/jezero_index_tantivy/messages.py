@@ -673,7 +673,7 @@ def _fts5_holds_messages(conn: apsw.Connection) -> bool:
 def _rescored(conn: apsw.Connection, expression: str, found: Ranked) -> Ranked:
     """A term's BM25 best (message id, item id, score), each scored instead by FTS5's bm25 of the
     term's `expression`, as the FTS5 lane scores it (MESSAGES_RESCORE), best first and equal
-    scores by id. FTS5 scores every message holding the term (at most the lane's cap: the term
+    scores newest first (as the FTS5 lane reads them: whatever order tantivy stored them in). FTS5 scores every message holding the term (at most the lane's cap: the term
     was read by BM25, not at its newest). A message FTS5 does not match (the analyses differ:
     tantivy folds `straße` to `strasse`, FTS5 keeps it) is left out, as the FTS5 lane would not
     have it, unless FTS5 matches none of them: then tantivy's scores stand."""
@@ -682,7 +682,7 @@ def _rescored(conn: apsw.Connection, expression: str, found: Ranked) -> Ranked:
     out = Ranked((mid, item, scores[mid]) for mid, item, _ in found if mid in scores)
     if not out:
         return found
-    out.sort(key=lambda f: (-f[2], f[0]))
+    out.sort(key=lambda f: (-f[2], -f[0]))
     return out
 
 
