@@ -81,10 +81,27 @@ class MessagesCorpus:
 
 def build(path, n: int, *, seed: int = 1, batch: int = 500, progress=None) -> None:
     """`n` items with their messages, `batch` sessions a transaction (a connector's run writes a
-    few at a time; larger batches only make the build faster). The FTS5 indexes are left as
-    FTS5's automerge leaves them, as for corpus.build's library, so that the items index is
-    comparable between the two."""
+    few at a time; larger batches only make the build faster). The items' FTS5 index is left as
+    FTS5's automerge leaves it, as for corpus.build's library, so that the items index is
+    comparable between the two. The messages' is merged into one segment, as `jezero run` leaves
+    it after an import (Store.tidy_index's 'optimize'): left to automerge it had 14 segments at
+    20,000 items, and every lookup of the fused search's read of unread sessions
+    (fused.unread_evidence) sought all 14 (benchmarks/load/README.md, 2026-12-03, `tantivy7`)."""
     write_library(path, MessagesCorpus(seed), n, batch, progress)
+    tidy_messages(path)
+
+
+def tidy_messages(path) -> None:
+    """The messages' FTS5 index merged into one segment (FTS5's 'optimize')."""
+    import apsw
+
+    db = apsw.Connection(str(path))
+    try:
+        with db:
+            db.execute("INSERT INTO messages_fts(messages_fts) VALUES('optimize')")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
 
 
 def sizes(path) -> dict:

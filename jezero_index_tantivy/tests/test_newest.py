@@ -57,11 +57,11 @@ def expected(conn, filters: mq.MessageFilters) -> list[tuple[int, int, None]]:
     return [(mid, item, None) for mid, item in rows]
 
 
-WAYS = {  # (WHOLE_SHARE, BLOCK_SHARE)
-    "whole": (0, 0),  # the word's list always read whole
-    "chosen": (messages_module.WHOLE_SHARE, messages_module.BLOCK_SHARE),
-    "blocks": (10**9, 0),  # always through the id blocks, widened while too few pass
-    "ids": (10**9, 10**9),  # always through the id range, likewise
+WAYS = {  # (WHOLE_SHARE, BLOCK_SHARE, WHOLE_FILTERED)
+    "whole": (0, 0, True),  # the word's list always read whole
+    "chosen": (messages_module.WHOLE_SHARE, messages_module.BLOCK_SHARE, messages_module.WHOLE_FILTERED),
+    "blocks": (10**9, 0, False),  # always through the id blocks, widened while too few pass
+    "ids": (10**9, 10**9, False),  # always through the id range, likewise
 }
 
 
@@ -74,6 +74,7 @@ def test_every_way_of_reading_the_newest_gives_the_librarys_answer(tmp_path, mon
     monkeypatch.setattr(messages_module, "BLOCK_BITS", bits)
     monkeypatch.setattr(messages_module, "WHOLE_SHARE", WAYS[way][0])
     monkeypatch.setattr(messages_module, "BLOCK_SHARE", WAYS[way][1])
+    monkeypatch.setattr(messages_module, "WHOLE_FILTERED", WAYS[way][2])
     path = tmp_path / "lib.sqlite3"
     library(path)
     engines.forget()

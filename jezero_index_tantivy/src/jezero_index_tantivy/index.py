@@ -16,6 +16,7 @@ import shutil
 import threading
 import time
 import unicodedata
+from bisect import bisect_right
 from contextlib import ExitStack, contextmanager, suppress
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -127,6 +128,8 @@ _WORDS = "jz_words"
 _EXACT = "jz_exact"
 # Term queries kept per index state (TantivyIndex._query); a new state starts over.
 TERM_QUERIES_KEPT = 20_000
+# Counts of the items passing a request's filters kept per index state (TantivyIndex._items_within).
+WITHIN_KEPT = 1024
 _UNBUILT = object()
 
 
@@ -783,17 +786,9 @@ class _Parts:
 
 def _overlaps(needle: str) -> bool:
     """Whether two occurrences of `needle` can overlap (a proper prefix of it is also a suffix:
-    `ana`, `aaa`): then str.count, which counts occurrences apart, would miss some."""
+    `ana`, `aaa`): then the next hit is looked for one character on (FTS5 counts overlapping
+    hits of a phrase: rare.hits), not past the hit."""
     return any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
-
-
-def _hits(text: str, needle: str) -> int:
-    """Occurrences of `needle` in `text`, overlaps included (FTS5's phrase hits: rare.hits)."""
-    count, at = 0, text.find(needle)
-    while at >= 0:
-        count += 1
-        at = text.find(needle, at + 1)
-    return count
 
 
 def damaged(e: Exception) -> bool:
@@ -862,6 +857,7 @@ class TantivyIndex(DerivedIndex):
         # substring), so it is built once per state (analysis and 5-15 doc_freq calls a term), not
         # once per search.
         self._term_queries: tuple = (None, {})
+        self._within: tuple = (None, {})  # _items_within's counts for one index state
 
     @property
     def message_index(self):
@@ -932,6 +928,21 @@ class TantivyIndex(DerivedIndex):
         state, applied = self._state
         if searcher is None or state is not searcher or applied != head:
             return None
+        # a function of the state and the filters alone: counted once per state (~0.15 ms at
+        # 20,000 items, for every search of a key limited to some sources)
+        key = (None if request.sources is None else tuple(request.sources), request.source,
+               None if request.projects is None else tuple(request.projects), request.since, request.before)
+        kept = self._within
+        if kept[0] is not searcher:
+            kept = self._within = (searcher, {})
+        if key in kept[1]:
+            return kept[1][key]
+        within = self._count_within(searcher, request)
+        if len(kept[1]) < WITHIN_KEPT:
+            kept[1][key] = within
+        return within
+
+    def _count_within(self, searcher, request) -> int | None:
         filters = source_filters(self.schema, request.sources, request.source)
         if request.projects is not None:
             filters.append(any_term(self.schema, "f_project", request.projects))
@@ -1001,10 +1012,12 @@ class TantivyIndex(DerivedIndex):
         index = stats.index_stats(conn)
         terms = [t for t in request.terms if t.key]
         needles = [rare.folded(t) for t in terms]
-        parts = [(needle, bm25.idf(index.rows, stats.exact_count(conn, index, t)), _overlaps(needle))
+        # each term's text, IDF, and the step to its next hit (1 where two hits can overlap)
+        parts = [(needle, bm25.idf(index.rows, stats.exact_count(conn, index, t)),
+                  1 if _overlaps(needle) else len(needle))
                  for t, needle in zip(terms, needles) if needle]
         avgdl = index.tokens / index.rows
-        k1, b = bm25.K1, bm25.B
+        k1, b, weights = bm25.K1, bm25.B, bm25.WEIGHTS
         at_of = {i: at for i, _, at in found}
         marks = ",".join("?" * len(at_of))
         out, read = [], set()
@@ -1012,25 +1025,33 @@ class TantivyIndex(DerivedIndex):
                               list(at_of)):
             read.add(r[0])
             values = [v or "" for v in r[1:]]
-            if any("\0" in v for v in values):  # a column holds a NUL itself: one by one
+            joined = "\0".join(values)
+            if joined.count("\0") != len(values) - 1:  # a column holds a NUL itself: one by one
                 columns = [fold(v) for v in values]
                 text = "\n".join(columns)
             else:
-                text = fold("\0".join(values))
+                text = fold(joined)
                 columns = text.split("\0")
-            size = sum(len(c) - 2 for c in columns if len(c) > 2)
+            size = sum([len(c) - 2 for c in columns if len(c) > 2])
             k = k1 * (1 - b + b * size / avgdl) if avgdl else k1
             relevance = 0.0
-            for needle, idf, overlaps in parts:
-                if needle not in text:
+            starts = None  # where each column starts in `text`, once a term is found
+            for needle, idf, step in parts:
+                at = text.find(needle)
+                if at < 0:
                     continue
+                if starts is None:
+                    starts, edge = [], 0
+                    for column in columns:
+                        starts.append(edge)
+                        edge += len(column) + 1
+                # each hit weighs its column's weight (a term holds no separator: no hit spans
+                # two columns); halves add up exactly, in any order
                 f = 0.0
-                for weight, column in zip(bm25.WEIGHTS, columns):
-                    hits = _hits(column, needle) if overlaps else column.count(needle)
-                    if hits:
-                        f += weight * hits
-                if f:
-                    relevance += idf * ((f * (k1 + 1.0)) / (f + k))
+                while at >= 0:
+                    f += weights[bisect_right(starts, at) - 1]
+                    at = text.find(needle, at + step)
+                relevance += idf * ((f * (k1 + 1.0)) / (f + k))
             if relevance > 0.0:
                 out.append((r[0], relevance, at_of[r[0]]))
         if out:

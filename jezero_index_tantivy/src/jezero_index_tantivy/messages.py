@@ -64,6 +64,12 @@ BLOCK_BITS = 20
 # 1,219 / 418; 1/32: 1,280 / 415), the best per word 1,078 / 387.
 WHOLE_SHARE = 16
 BLOCK_SHARE = 2
+# ... but with a filter (sources, projects, since), unless WHOLE_FILTERED, the whole list is read
+# only when the range would cover every id: the whole list intersected with a key's sources (an OR of long lists) cost
+# 959 us a read against 235 us for a range over the blocks; on the 643 newest reads of the 400
+# load searches at 20k items (tidied library), 452 -> 378 us a read, the same hits
+# (benchmarks/load/README.md, 2026-12-03, `tantivy7`).
+WHOLE_FILTERED = False
 # The terms' answers kept per index state (_Kept): the last this many terms read (each at most
 # the lane's 300 matches, ~45 KB; ~20 MB at most). 0: none is kept.
 TERMS_KEPT = 512
@@ -78,6 +84,14 @@ TIE_DEPTH = 8
 NEAR_CAP = 4
 # Texts whose analysis is kept (MessageIndex._words): the alternatives of recent queries' terms.
 ANALYZED_KEPT = 4096
+# A "per_term" answer's BM25 best (a term in at most the lane's cap of messages: every message
+# holding it that passes the filters) re-scored with FTS5's bm25 of the term, as the FTS5 lane
+# scores them (jezero.query.messages.term_matches: -bm25(messages_fts) of the term's forms OR-ed),
+# so that the lane weighs what tantivy found as on FTS5 (_rescored). tantivy's BM25 takes a
+# message's length from a one-byte norm (exact for short messages only), and on
+# the padded chats set that moved a session of `how long is the cousin from Ireland staying` from
+# first to second (benchmarks/retrieval/README.md, 2026-12-03, `tantivy7`).
+MESSAGES_RESCORE = True
 
 # Codes ordered so that the usual choices are one range: every role but tool (the default), all.
 ROLE_CODES = {"user": 0, "assistant": 1, "system": 2, "tool": 3}
@@ -170,12 +184,13 @@ _UNKEPT = object()
 
 class _Unread:
     """A term's hits whose fast fields are read with every other term's of the request
-    (MessageIndex._read_fields): `newest`, ordered by id (each hit holds its id)."""
+    (MessageIndex._read_fields): `newest`, ordered by id (each hit holds its id); `forms`, the
+    term's FTS5 expression when its BM25 best are to be re-scored (MESSAGES_RESCORE)."""
 
-    __slots__ = ("hits", "newest", "held")
+    __slots__ = ("hits", "newest", "held", "forms")
 
     def __init__(self, hits: list, newest: bool):
-        self.hits, self.newest, self.held = hits, newest, None
+        self.hits, self.newest, self.held, self.forms = hits, newest, None, None
 
 
 class _Kept:
@@ -268,25 +283,29 @@ class MessageIndex(DerivedIndex):
             out = PerTerm()
             kept = self._kept_for(searcher)
             state, applied = self._state
-            if state is searcher and applied == head:
+            exact = state is searcher and applied == head
+            if exact:
                 out.sessions = kept.sessions
+            # FTS5's scores are the reader's library's: only where the index's state is exactly
+            # that (kept apart from tantivy's own scores, which a state before or after it gets)
+            rescore = exact and MESSAGES_RESCORE and _fts5_holds_messages(conn)
             bounds: list = []  # the library's message id range, read once (_newest)
             asked = (request.sources, request.source, request.projects, request.roles, request.subagents,
                      request.since, request.before, request.limit, request.phrase_rows, request.common_rows,
-                     getattr(request, "common_read", True))
+                     getattr(request, "common_read", True), rescore)
             unread: list = []  # (its place, its key, _Unread): the terms whose hits' fields are still to read
             for alternatives in request.terms:
                 key = (alternatives, asked)
                 found = kept.term(key)
                 if found is _UNKEPT:
-                    found = self._one_term(searcher, conn, alternatives, request, filters, bounds)
+                    found = self._one_term(searcher, conn, alternatives, request, filters, bounds, rescore)
                     if isinstance(found, _Unread):
                         unread.append((len(out), key, found))
                     else:
                         kept.keep(key, found)
                 out.append(found)
             if unread:
-                self._read_fields(searcher, out, kept, unread)
+                self._read_fields(searcher, conn, out, kept, unread)
             return out
         terms = [self._term_query(alternatives) for alternatives in request.terms]
         kept = [q for q in terms if q is not None]
@@ -299,11 +318,12 @@ class MessageIndex(DerivedIndex):
             found = self._by_time(searcher, _with_filters(query, filters), request.limit, request.order == "newest")
         return self._masks(searcher, found, terms)
 
-    def _read_fields(self, searcher, out: list, kept: _Kept, unread: list) -> None:
+    def _read_fields(self, searcher, conn: apsw.Connection, out: list, kept: _Kept, unread: list) -> None:
         """The items of every term's hits (and the ids of BM25's best: the newest come with
-        theirs), one fast field read each for the whole request, into `out` and what is kept. A
-        read costs about 200 us at 4.9 million messages whatever the hits (the index's segments'
-        columns; 43 us at 980,000), once per term before (1.6 a search of the load benchmark's)."""
+        theirs), one fast field read each for the whole request, into `out` and what is kept
+        (BM25's best re-scored by FTS5 where asked: _rescored). A read costs about 200 us at 4.9
+        million messages whatever the hits (the index's segments' columns; 43 us at 980,000), once
+        per term before (1.6 a search of the load benchmark's)."""
         items = iter(searcher.fast_field_values("item", [a for _, _, u in unread for _, a in u.hits]))
         best = [a for _, _, u in unread if not u.newest for _, a in u.hits]
         ids = iter(searcher.fast_field_values("id", best) if best else ())
@@ -315,6 +335,8 @@ class MessageIndex(DerivedIndex):
                 found.ids, found.items = mids, held
             else:
                 found = Ranked(zip(islice(ids, len(u.hits)), held, (score for score, _ in u.hits)))
+                if u.forms is not None:
+                    found = _rescored(conn, u.forms, found)
                 found.held = u.held
             out[slot] = found
             kept.keep(key, found)
@@ -327,8 +349,9 @@ class MessageIndex(DerivedIndex):
         return kept
 
     def _one_term(self, searcher, conn, alternatives: tuple[str, ...], request: MessageRequest, filters: list,
-                  bounds: list):
-        """One term of a "per_term" request: None (a costly phrase), or its matches."""
+                  bounds: list, rescore: bool = False):
+        """One term of a "per_term" request: None (a costly phrase), or its matches (BM25's best
+        to be re-scored by FTS5 when `rescore`: MESSAGES_RESCORE)."""
         if request.phrase_rows is not None and self._costly(searcher, alternatives, request.phrase_rows):
             return None
         q = self._term_query(alternatives)
@@ -348,6 +371,8 @@ class MessageIndex(DerivedIndex):
         # holding two forms counts once, a phrase counts its matches.
         found.held = (held if len(alternatives) == 1 and held else
                       searcher.search(q, limit=1, count=True).count)
+        if rescore and found and found.held <= request.limit:  # (FTS5 scores every message holding it)
+            found.forms = self._fts5_expression(searcher, alternatives)
         return found
 
     def _top(self, searcher, query, request: MessageRequest, limit: int) -> list:
@@ -452,6 +477,14 @@ class MessageIndex(DerivedIndex):
         return parts[0] if len(parts) == 1 else tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, q) for q in parts])
 
+    def _fts5_expression(self, searcher, alternatives: tuple[str, ...]) -> str:
+        """The term as the FTS5 lane matches it (jezero.query.messages.lane_expression: its
+        alternatives quoted, OR-ed), less the words no message holds: such a phrase adds nothing
+        to any message's bm25 (no hit), but FTS5 looks each one up (~25 us)."""
+        held = [text for text in alternatives
+                if len(words := self._words(text)) != 1 or searcher.doc_freq("words", words[0])]
+        return " OR ".join('"' + text.replace('"', '""') + '"' for text in held or alternatives[:1])
+
     def _costly(self, searcher, alternatives: tuple[str, ...], rows: int) -> bool:
         """Whether this term is read only as phrases whose words are in more than `rows` messages
         together (doc_freq: exact and cheap here, where FTS5 walks each word's list to count)."""
@@ -505,7 +538,8 @@ class MessageIndex(DerivedIndex):
         ids' blocks (`block`, an indexed term: its postings, where a range over `id` reads that
         column; BLOCK_SHARE); a block below `low` holds ids under it, which changes nothing
         (the hits are still the highest ids). The term's list is read whole instead when it is
-        short next to the range (WHOLE_SHARE), or the range would cover every id.
+        short next to the range and no filter applies (WHOLE_SHARE), or the range would cover
+        every id.
         Either way the answer is the term's `limit` highest ids that pass the filters. `bounds`:
         the library's (max id, min id), read here once per request. `share`: about the share of
         the term's messages the sources and projects let pass (_narrow_share): the first range is
@@ -527,7 +561,7 @@ class MessageIndex(DerivedIndex):
         while True:
             low = top - span
             holds = total * span / spread  # about how many messages the range holds
-            whole = low <= bottom or held * WHOLE_SHARE <= holds
+            whole = low <= bottom or ((WHOLE_FILTERED or not filters) and held * WHOLE_SHARE <= holds)
             if whole:
                 bounded = query
             else:
@@ -625,6 +659,31 @@ class MessageIndex(DerivedIndex):
             return tantivy.Query.empty_query()
         return ranges[0] if len(ranges) == 1 else tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, q) for q in ranges])
+
+
+def _fts5_holds_messages(conn: apsw.Connection) -> bool:
+    """Whether the library's FTS5 messages index holds messages (its averages record's N)."""
+    try:
+        row = conn.execute("SELECT block FROM messages_fts_data WHERE id = 1").fetchone()
+    except apsw.SQLError:  # no messages index
+        return False
+    return bool(row and row[0] and row[0][0])
+
+
+def _rescored(conn: apsw.Connection, expression: str, found: Ranked) -> Ranked:
+    """A term's BM25 best (message id, item id, score), each scored instead by FTS5's bm25 of the
+    term's `expression`, as the FTS5 lane scores it (MESSAGES_RESCORE), best first and equal
+    scores newest first (as the FTS5 lane reads them: whatever order tantivy stored them in). FTS5 scores every message holding the term (at most the lane's cap: the term
+    was read by BM25, not at its newest). A message FTS5 does not match (the analyses differ:
+    tantivy folds `straße` to `strasse`, FTS5 keeps it) is left out, as the FTS5 lane would not
+    have it, unless FTS5 matches none of them: then tantivy's scores stand."""
+    scores = dict(conn.execute("SELECT rowid, -bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?",
+                               (expression,)))
+    out = Ranked((mid, item, scores[mid]) for mid, item, _ in found if mid in scores)
+    if not out:
+        return found
+    out.sort(key=lambda f: (-f[2], -f[0]))
+    return out
 
 
 def _fts5_idf(rows: int, n: int) -> float:
