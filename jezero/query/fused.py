@@ -327,6 +327,9 @@ MORE_WORDS_HELD = True
 # job`, A, 8th -> 9th: a small-talk item holding `company`). Figures in
 # benchmarks/retrieval/README.md (branch decision5).
 ITEMS_ON_NEAR_TIE = True
+MORE_WORDS_NEAR_TIE = True
+# NAMES_READ: see names_read_first().
+NAMES_READ = True
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
 # lane reads `PDFs` as `pdfs OR pdf OR ...`) is also read as written (WRITTEN_FORM), as one more
@@ -1095,16 +1098,19 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
         ranked[0] = messages_ranked(lane, {(h["source"], h["session_id"]) for h in item_hits}, items.gate)
     fused = fuse(conn, [items] + ranked, limit, explain=explain, arrange=arrange)
     if MORE_WORDS_HELD and lane:
-        fused = more_words_held_first(fused, lane, read)
+        fused = more_words_held_first(fused, lane, read, item_hits)
     if ITEMS_ON_NEAR_TIE and lane:
         fused = items_on_near_ties(conn, query, fused, item_hits, lane, read)
+    if NAMES_READ and lane:
+        fused = names_read_first(conn, fused, lane, time_budget_ms)
     hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
     return hits
 
 
-def more_words_held_first(hits: list[dict], lane, read: dict | None = None) -> list[dict]:
+def more_words_held_first(hits: list[dict], lane, read: dict | None = None,
+                          item_hits: list[dict] | None = None) -> list[dict]:
     """MORE_WORDS_HELD: one pass down the fused order; a hit whose transcript holds every query
     word the hit above it holds and more (the lane's terms and the read's, lane.held), at a higher
     evidence, swaps with it, and the pair is passed (each session moves at most one place). Not
@@ -1113,12 +1119,19 @@ def more_words_held_first(hits: list[dict], lane, read: dict | None = None) -> l
     evidence = {**(getattr(lane, "evidence", None) or {}), **(read or {})}
     held = getattr(lane, "held", None) or {}
     capped = set(lane[0].capped) if lane else set()
+    items_rank: dict[tuple[str, str], int] = {}
+    for h in item_hits or ():
+        items_rank.setdefault((h["source"], h["session_id"]), len(items_rank) + 1)
+    unranked = len(items_rank) + 1
     out = list(hits)
     i = 1
     while i < len(out):
         upper, lower = ((h["source"], h["session_id"]) for h in out[i - 1:i + 1])
         ours, theirs = set(held.get(lower, ())), set(held.get(upper, ()))
-        if theirs < ours and not ours <= capped and evidence.get(lower, 0.0) > evidence.get(upper, 0.0):
+        ev, above = evidence.get(lower, 0.0), evidence.get(upper, 0.0)
+        near = MORE_WORDS_NEAR_TIE and ev > 0 and ev >= (1 - NEAR_TIE) * above \
+            and items_rank.get(lower, unranked) < items_rank.get(upper, unranked)
+        if theirs < ours and not ours <= capped and (ev > above or near):
             out[i - 1], out[i] = out[i], out[i - 1]
             if isinstance(out[i - 1].get("explain"), dict):
                 out[i - 1]["explain"]["placed"] = {"rule": "more_words_held", "before": out[i]["id"],
@@ -1168,6 +1181,45 @@ def items_on_near_ties(conn: apsw.Connection, query: str, hits: list[dict], item
                 i += 2
                 continue
         i += 1
+    return out
+
+
+def names_read_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_ms: int) -> list[dict]:
+    """NAMES_READ: the query's names the lane left out (a phrase of common words: lane.names and
+    the lane's left_out) are looked up in the transcript of each hit of the fused order (FTS5's
+    match within the id range of each of the session's items, the lane's filters; the first match
+    ends it), and the hits holding more of them go first, each group in the fused order. A hit
+    found holding a name holds it for the fused current-first too (lane.held: its names rule)."""
+    names = sorted(set(getattr(lane, "names", None) or ()) & set(lane[0].left_out))
+    if not names or mq.backend(conn) is not None:
+        return hits
+    where, args = lane.filters.sql()
+    sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+           "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
+           f"{' AND ' + where if where else ''} LIMIT 1")
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+    with budget(conn, time_budget_ms):
+        try:
+            for h in hits:
+                key = (h["source"], h["session_id"])
+                if key in found:
+                    continue
+                ranges = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? AND "
+                                      "session_id = ? GROUP BY item_id", key).fetchall()
+                found[key] = tuple(name for name in names if any(
+                    conn.execute(sql, ['"' + name.replace('"', '""') + '"', lo, hi, item, *args]).fetchone()
+                    is not None for item, lo, hi in ranges))
+        except apsw.InterruptError:
+            return hits  # out of work: the fused order stands
+    if len({len(f) for f in found.values()}) < 2:
+        return hits  # every hit holds as many of the names: nothing to tell apart
+    held = getattr(lane, "held", None)
+    if held is not None:
+        lane.held = {**held, **{k: frozenset(held.get(k, ())) | frozenset(f) for k, f in found.items() if f}}
+    out = sorted(hits, key=lambda h: -len(found[(h["source"], h["session_id"])]))
+    for before, h in zip(hits, out):
+        if h is not before and isinstance(h.get("explain"), dict):
+            h["explain"]["placed"] = {"rule": "names_read", "names": list(found[(h["source"], h["session_id"])])}
     return out
 
 
