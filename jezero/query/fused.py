@@ -60,7 +60,9 @@ hit whose transcript holds every query word of the hit above it and more, at a h
 goes before it (MORE_WORDS_HELD): the items' gated share alone does not pass such a session.
 Where the lane cannot tell two transcripts apart (as many words, different ones, a near tie) and
 the lower one's item holds more of the query's words, among them a common word its transcript
-was never read for, the items' order decides (ITEMS_ON_NEAR_TIE).
+was never read for, the items' order decides (ITEMS_ON_NEAR_TIE). A name of the query the lane
+left out (a phrase of common words) is read in the fused hits' transcripts, and the hits holding
+it go first (NAMES_READ).
 """
 
 from __future__ import annotations
@@ -327,8 +329,28 @@ MORE_WORDS_HELD = True
 # job`, A, 8th -> 9th: a small-talk item holding `company`). Figures in
 # benchmarks/retrieval/README.md (branch decision5).
 ITEMS_ON_NEAR_TIE = True
+# MORE_WORDS_HELD also swaps the pair when the lower hit's evidence is within the lane's near tie
+# (NEAR_TIE) of the upper one's, not above it, and the items lane ranks the lower hit higher
+# (MORE_WORDS_NEAR_TIE): on a near tie the lane's bm25 cannot tell the two transcripts apart, and
+# both counts that can (the words held, the items' order) agree on the lower one. Seen padded
+# (benchmarks/retrieval, coding A, `dbt build --select staging`): data-dbt-unique holds `dbt`,
+# `--select` and `staging` (evidence 18.6; items 1st), data-orch-3 `dbt` and `--select` in shorter
+# messages (19.5; the lane's 1st): fused 2nd -> 1st on both engines, nothing else moved in any
+# set, padded or not. Without the items' agreement, padded chats B `how long is the cousin from
+# Ireland staying` (priya-jonas) went 1st -> 2nd: priya-jonas-29 holds the update's words and
+# `long` (common) at 0.998 of its evidence, the items 3rd against the update's 1st.
 MORE_WORDS_NEAR_TIE = True
-# NAMES_READ: see names_read_first().
+# A name of the query that the lane left out (a phrase whose words are in more than
+# PHRASE_MAX_ROWS messages together: no transcript was seen to hold it) is looked up in the
+# transcripts of the fused hits (NAMES_READ, names_read_first(): one bounded read per session, as
+# READ_UNREAD reads), and the hits holding more of those names go first, each group in the fused
+# order. The name is what a query naming a file or a command asks for; a session saying its parts
+# apart in short messages (`tripdata` and `clean`) had outranked the one that edited the file,
+# whose item the items lane put first. Raw BM25, whose trigram index reads the name whole, finds
+# it. Seen padded (benchmarks/retrieval, coding A): `tripdata/clean.py` 4th -> 1st, `app/services/
+# pdf.py` 2nd -> 1st (billing-pdf-2, its revision placed first by the items' current-first, does
+# not say the file), both engines; unpadded every name was looked up by the lane and nothing
+# moved. No constant. Cost: ~1 ms a search whose name was left out (2,075 sessions), none else.
 NAMES_READ = True
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
@@ -1113,7 +1135,9 @@ def more_words_held_first(hits: list[dict], lane, read: dict | None = None,
                           item_hits: list[dict] | None = None) -> list[dict]:
     """MORE_WORDS_HELD: one pass down the fused order; a hit whose transcript holds every query
     word the hit above it holds and more (the lane's terms and the read's, lane.held), at a higher
-    evidence, swaps with it, and the pair is passed (each session moves at most one place). Not
+    evidence, swaps with it, and the pair is passed (each session moves at most one place); with
+    MORE_WORDS_NEAR_TIE also at an evidence within NEAR_TIE of it when the items lane (`item_hits`)
+    ranks it higher. Not
     when its words are all common ones (read at their newest rows, each scoring alike: its
     evidence is then a count of alike scores, not a weighing)."""
     evidence = {**(getattr(lane, "evidence", None) or {}), **(read or {})}
