@@ -60,9 +60,11 @@ hit whose transcript holds every query word of the hit above it and more, at a h
 goes before it (MORE_WORDS_HELD): the items' gated share alone does not pass such a session.
 Where the lane cannot tell two transcripts apart (as many words, different ones, a near tie) and
 the lower one's item holds more of the query's words, among them a common word its transcript
-was never read for, the items' order decides (ITEMS_ON_NEAR_TIE). A name of the query the lane
-left out (a phrase of common words) is read in the fused hits' transcripts, and the hits holding
-it go first (NAMES_READ).
+was never read for, the items' order decides (ITEMS_ON_NEAR_TIE). Where the lane read common words
+at their newest rows only, the fused hits' transcripts are read for them, and the hits holding a
+query word that fewer than half of the hits hold go before the hits holding none (PAGE_WORDS). A
+name of the query the lane left out (a phrase of common words) is read in the fused hits'
+transcripts, and the hits holding it go first (NAMES_READ).
 """
 
 from __future__ import annotations
@@ -352,6 +354,28 @@ MORE_WORDS_NEAR_TIE = True
 # not say the file), both engines; unpadded every name was looked up by the lane and nothing
 # moved. No constant. Cost: ~1 ms a search whose name was left out (2,075 sessions), none else.
 NAMES_READ = True
+# When the lane read some of the query's words at their newest rows only (common words: it never
+# looked at older sessions holding them, and scored those it saw alike), the fused hits'
+# transcripts are read for those words (PAGE_WORDS, page_words_first(): one bounded read per
+# session and word, as READ_UNREAD reads). Among the hits, a query word held by fewer than half of
+# them tells them apart (bm25's own line, IDF_FLOOR, drawn within the page); the hits holding such
+# a word go before the hits holding none, each group in the fused order. A word in half the library
+# (`parser`, the distractors' file names) weighs nothing there, but among a project's sessions it is
+# the one word that names the subject. Seen padded (benchmarks/retrieval/README.md, branch fused7):
+# `plume parser implementation` (coding A) 6th -> 1st: every plume session holds `plume`, two hold
+# `parser`; `how long is the cousin from Ireland staying` (chats; lucia-ben A, kofi-aiko B, and on
+# tantivy priya-jonas B) 2nd -> 1st: every hit holds `long` and `staying`, the first session holds
+# `cousin`. Nothing moved down, on either engine, padded or not (unpadded no word is read at its
+# newest rows only: the rule is not asked). Refused on the way: reading the page when no word was
+# common (the lane read every message: unpadded coding B `order emails show the wrong hour for
+# customers in Spain` 1st -> 6th, three long-chat trips questions down); any hit holding more of
+# the page's telling words passing one holding fewer, or holding them all and more (padded coding
+# B `payment reminders sent for invoices that were already paid` 3rd -> 4th: a Spanish session
+# whose transcript lacks `payment`); the count of every query word held, the page's common words
+# too (padded `how long is my commute` 1st -> 8th-9th for two people, `how are TLS certificates
+# issued and renewed` 1st -> 9th). No constant. Cost: ~1-2 ms a search that reads (coding, 2,075
+# sessions), none else.
+PAGE_WORDS = True
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
 # lane reads `PDFs` as `pdfs OR pdf OR ...`) is also read as written (WRITTEN_FORM), as one more
@@ -1123,6 +1147,8 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
         fused = more_words_held_first(fused, lane, read, item_hits)
     if ITEMS_ON_NEAR_TIE and lane:
         fused = items_on_near_ties(conn, query, fused, item_hits, lane, read)
+    if PAGE_WORDS and lane:
+        fused = page_words_first(conn, fused, lane, time_budget_ms)
     if NAMES_READ and lane:
         fused = names_read_first(conn, fused, lane, time_budget_ms)
     hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
@@ -1244,6 +1270,50 @@ def names_read_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_
     for before, h in zip(hits, out):
         if h is not before and isinstance(h.get("explain"), dict):
             h["explain"]["placed"] = {"rule": "names_read", "names": list(found[(h["source"], h["session_id"])])}
+    return out
+
+
+def page_words_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_ms: int) -> list[dict]:
+    """PAGE_WORDS: when the lane read some of the query's words at their newest rows only
+    (lane.common), each hit's transcript is read for those it was not seen to hold (FTS5's match
+    within the id range of each of the session's items, the lane's filters; the first match ends
+    it). A query word held by fewer than half of the hits tells them apart; the hits holding one
+    go before the hits holding none, each group in the fused order."""
+    common = getattr(lane, "common", None) or {}
+    if not common or mq.backend(conn) is not None:
+        return hits
+    held = getattr(lane, "held", None) or {}
+    where, args = lane.filters.sql()
+    sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+           "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
+           f"{' AND ' + where if where else ''} LIMIT 1")
+    words: dict[tuple[str, str], set[str]] = {}  # each hit's query words (a written form as its word)
+    with budget(conn, time_budget_ms):
+        try:
+            for h in hits:
+                key = (h["source"], h["session_id"])
+                if key in words:
+                    continue
+                have = {t[1:-1] if is_written_label(t) else t for t in held.get(key, ())}
+                todo = [t for t in common if t not in have]
+                ranges = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? AND "
+                                      "session_id = ? GROUP BY item_id", key).fetchall() if todo else ()
+                have.update(t for t in todo if any(conn.execute(sql, [common[t][1], lo, hi, item, *args]).fetchone()
+                                                   is not None for item, lo, hi in ranges))
+                words[key] = have
+        except apsw.InterruptError:
+            return hits  # out of work: the fused order stands
+    spread: dict[str, int] = {}
+    for have in words.values():
+        for t in have:
+            spread[t] = spread.get(t, 0) + 1
+    telling = {t for t, n in spread.items() if n < len(words) / 2}
+    tells = {key: sorted(have & telling) for key, have in words.items()}
+    out = [h for h in hits if tells[(h["source"], h["session_id"])]]
+    out += [h for h in hits if not tells[(h["source"], h["session_id"])]]
+    for before, h in zip(hits, out):
+        if h is not before and tells[(h["source"], h["session_id"])] and isinstance(h.get("explain"), dict):
+            h["explain"]["placed"] = {"rule": "page_words", "words": tells[(h["source"], h["session_id"])]}
     return out
 
 
