@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from jezero.query import fused
+from jezero.config import SearchConfig
+from jezero.query import fused, search
+from jezero.store import open_readonly
 from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
@@ -63,3 +65,16 @@ def test_not_when_the_lane_read_every_message_of_the_query_words(tmp_path, engin
     assert all(why[k].get("placed", {}).get("rule") != "page_words" for k in order)
     monkeypatch.setattr(fused, "PAGE_WORDS", False)
     assert explained(path, QUERY, engine, NOW)[0] == order
+
+
+def test_the_page_is_the_same_for_a_smaller_limit(tmp_path, engine, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 10)
+    path = library(tmp_path, engine)
+    with open_readonly(path) as conn:
+        ten, three = (search(conn, QUERY, options=SearchConfig(engine=engine), now=NOW, limit=n) for n in (10, 3))
+    assert [h["session_id"] for h in three] == [h["session_id"] for h in ten][:3]
+    assert three[0]["session_id"] == "pratt"
+    monkeypatch.setattr(fused, "PAGE_HITS", 3)  # the page cut to the limit: three sessions saying `plume` alone
+    with open_readonly(path) as conn:
+        assert "pratt" not in [h["session_id"] for h in search(conn, QUERY, options=SearchConfig(engine=engine),
+                                                                now=NOW, limit=3)]

@@ -376,6 +376,12 @@ NAMES_READ = True
 # issued and renewed` 1st -> 9th). No constant. Cost: ~1-2 ms a search that reads (coding, 2,075
 # sessions), none else.
 PAGE_WORDS = True
+# The rules after fusion (MORE_WORDS_HELD to the fused current-first) read at least this many of
+# the fused order's first hits, and the answer is then cut to the limit: PAGE_WORDS's page is the
+# same for every limit, so a search for 3 hits gives the first 3 of a search for 10 (with the page
+# cut to 3, `plume parser implementation` read three plume sessions holding `plume` alone). The
+# default page (search's limit).
+PAGE_HITS = 10
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
 # lane reads `PDFs` as `pdfs OR pdf OR ...`) is also read as written (WRITTEN_FORM), as one more
@@ -1142,7 +1148,8 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     items = items_ranked(item_hits, lane, read)
     if CAPPED_ALONE and ranked[0].sessions:
         ranked[0] = messages_ranked(lane, {(h["source"], h["session_id"]) for h in item_hits}, items.gate)
-    fused = fuse(conn, [items] + ranked, limit, explain=explain, arrange=arrange)
+    # the rules below read the fused order's first PAGE_HITS at least, whatever the limit
+    fused = fuse(conn, [items] + ranked, max(limit, PAGE_HITS), explain=explain, arrange=arrange)
     if MORE_WORDS_HELD and lane:
         fused = more_words_held_first(fused, lane, read, item_hits)
     if ITEMS_ON_NEAR_TIE and lane:
@@ -1151,7 +1158,7 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
         fused = page_words_first(conn, fused, lane, time_budget_ms)
     if NAMES_READ and lane:
         fused = names_read_first(conn, fused, lane, time_budget_ms)
-    hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
+    hits = Hits((current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)[:limit])
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
     return hits
