@@ -1159,7 +1159,7 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     if PAGE_WORDS and lane:
         fused = page_words_first(conn, fused, lane, time_budget_ms)
     if NAMES_READ and lane:
-        fused = names_read_first(conn, fused, lane, time_budget_ms)
+        fused = names_read_first(conn, query, fused, lane, time_budget_ms)
     hits = Hits((current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)[:limit])
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
@@ -1243,15 +1243,19 @@ def items_on_near_ties(conn: apsw.Connection, query: str, hits: list[dict], item
     return out
 
 
-def names_read_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_ms: int) -> list[dict]:
+def names_read_first(conn: apsw.Connection, query: str, hits: list[dict], lane, time_budget_ms: int) -> list[dict]:
     """NAMES_READ: the query's names the lane left out (a phrase of common words: lane.names and
     the lane's left_out) are looked up in the transcript of each hit of the fused order (FTS5's
     match within the id range of each of the session's items, the lane's filters; the first match
     ends it), and the hits holding more of them go first, each group in the fused order. A hit
-    found holding a name holds it for the fused current-first too (lane.held: its names rule)."""
+    found holding a name holds it for the fused current-first too (lane.held: its names rule). A
+    hit whose transcript lacks a part of the name that the lane read whole (not common) is not
+    read: it cannot hold the name."""
     names = sorted(set(getattr(lane, "names", None) or ()) & set(lane[0].left_out))
     if not names or mq.backend(conn) is not None:
         return hits
+    read_whole = set(getattr(lane, "weights", None) or ()) - set(lane[0].capped)
+    parts = {name: {t.text for t in mq.terms_for(conn, query) if t.part_of == name} & read_whole for name in names}
     where, args = lane.filters.sql()
     sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
            "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
@@ -1263,9 +1267,11 @@ def names_read_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_
                 key = (h["source"], h["session_id"])
                 if key in found:
                     continue
+                have = set((getattr(lane, "held", None) or {}).get(key, _NONE))
+                maybe = [name for name in names if parts[name] <= have]
                 ranges = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? AND "
-                                      "session_id = ? GROUP BY item_id", key).fetchall()
-                found[key] = tuple(name for name in names if any(
+                                      "session_id = ? GROUP BY item_id", key).fetchall() if maybe else ()
+                found[key] = tuple(name for name in maybe if any(
                     conn.execute(sql, ['"' + name.replace('"', '""') + '"', lo, hi, item, *args]).fetchone()
                     is not None for item, lo, hi in ranges))
         except apsw.InterruptError:
@@ -1296,20 +1302,25 @@ def page_words_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_
     sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
            "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
            f"{' AND ' + where if where else ''} LIMIT 1")
-    words: dict[tuple[str, str], set[str]] = {}  # each hit's query terms (a word as written is its own)
+    # each hit's query terms (a word as written is its own): the lane's, and what the read finds
+    words = {key: set(held.get(key, ())) for key in dict.fromkeys((h["source"], h["session_id"]) for h in hits)}
+    ranges: dict[tuple[str, str], list] = {}
     with budget(conn, time_budget_ms):
         try:
-            for h in hits:
-                key = (h["source"], h["session_id"])
-                if key in words:
-                    continue
-                have = set(held.get(key, ()))
-                todo = [t for t in common if t not in have]
-                ranges = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? AND "
-                                      "session_id = ? GROUP BY item_id", key).fetchall() if todo else ()
-                have.update(t for t in todo if any(conn.execute(sql, [common[t][1], lo, hi, item, *args]).fetchone()
-                                                   is not None for item, lo, hi in ranges))
-                words[key] = have
+            for t in common:  # word by word: a word half the hits hold tells none apart, and its read stops
+                holding = sum(t in have for have in words.values())
+                for key, have in words.items():
+                    if holding >= len(words) / 2:
+                        break
+                    if t in have:
+                        continue
+                    if key not in ranges:
+                        ranges[key] = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? "
+                                                   "AND session_id = ? GROUP BY item_id", key).fetchall()
+                    if any(conn.execute(sql, [common[t][1], lo, hi, item, *args]).fetchone() is not None
+                           for item, lo, hi in ranges[key]):
+                        have.add(t)
+                        holding += 1
         except apsw.InterruptError:
             return hits  # out of work: the fused order stands
     spread: dict[str, int] = {}
