@@ -57,6 +57,7 @@ def test_a_name_left_out_of_the_lane_is_read_in_the_items(tmp_path, engine, monk
     assert order[:2] == ["edited", "later"]
     assert "items" not in hits[1]["explain"]["fusion"]["ranks"]  # `later`: its item names no file
     monkeypatch.setattr(fused, "NAMES_LEFT_OUT", False)
+    monkeypatch.setattr(fused, "NAMES_READ", False)  # (which reads the name in the hits' transcripts)
     order, hits = ranked(path, engine)
     assert order[:2] == ["later", "edited"]  # without the rule: the newer session of that title first
     assert hits[0]["explain"]["placed"]["rule"] == "current_first"

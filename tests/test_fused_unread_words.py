@@ -67,6 +67,7 @@ def test_plain_words_the_lane_never_read_are_read_in_the_items_sessions(hidden_l
     assert gate["gate"] == 1.0  # it holds both words: compared with the sessions holding two, itself
     assert order[:2] == ["cron", "certs"]
     monkeypatch.setattr(fused, "READ_WORDS", False)  # names only, as before: "not read" is "not held"
+    monkeypatch.setattr(fused, "PAGE_WORDS", False)  # (which reads the page's hits for `handshake` too)
     order, why = ranked(hidden_library, engine)
     assert why["certs"]["gate"]["gate"] == 0 and why["certs"]["gate"]["evidence_from"] == "none"
     assert order.index("certs") > order.index("tls23")
@@ -96,5 +97,6 @@ def test_a_place_held_by_common_words_alone_counts_as_far_as_the_items_gate(hidd
         assert fusion["messages_say_by_items_gate"] < 0.1
         assert order.index(f"tls{n}") > order.index("certs")
     monkeypatch.setattr(fused, "CAPPED_ALONE_GATED", False)  # a whole place's say, as before
+    monkeypatch.setattr(fused, "PAGE_WORDS", False)  # (which puts `certs`, holding `handshake`, first too)
     order, why = ranked(hidden_library, engine)
     assert order.index("tls23") < order.index("certs")

@@ -60,7 +60,11 @@ hit whose transcript holds every query word of the hit above it and more, at a h
 goes before it (MORE_WORDS_HELD): the items' gated share alone does not pass such a session.
 Where the lane cannot tell two transcripts apart (as many words, different ones, a near tie) and
 the lower one's item holds more of the query's words, among them a common word its transcript
-was never read for, the items' order decides (ITEMS_ON_NEAR_TIE).
+was never read for, the items' order decides (ITEMS_ON_NEAR_TIE). Where the lane read common words
+at their newest rows only, the fused hits' transcripts are read for them, and the hits holding a
+query word that fewer than half of the hits hold go before the hits holding none (PAGE_WORDS). A
+name of the query the lane left out (a phrase of common words) is read in the fused hits'
+transcripts, and the hits holding it go first (NAMES_READ).
 """
 
 from __future__ import annotations
@@ -327,6 +331,59 @@ MORE_WORDS_HELD = True
 # job`, A, 8th -> 9th: a small-talk item holding `company`). Figures in
 # benchmarks/retrieval/README.md (branch decision5).
 ITEMS_ON_NEAR_TIE = True
+# MORE_WORDS_HELD also swaps the pair when the lower hit's evidence is within the lane's near tie
+# (NEAR_TIE) of the upper one's, not above it, and the items lane ranks the lower hit higher
+# (MORE_WORDS_NEAR_TIE): on a near tie the lane's bm25 cannot tell the two transcripts apart, and
+# both counts that can (the words held, the items' order) agree on the lower one. Seen padded
+# (benchmarks/retrieval, coding A, `dbt build --select staging`): data-dbt-unique holds `dbt`,
+# `--select` and `staging` (evidence 18.6; items 1st), data-orch-3 `dbt` and `--select` in shorter
+# messages (19.5; the lane's 1st): fused 2nd -> 1st on both engines, nothing else moved in any
+# set, padded or not. Without the items' agreement, padded chats B `how long is the cousin from
+# Ireland staying` (priya-jonas) went 1st -> 2nd: priya-jonas-29 holds the update's words and
+# `long` (common) at 0.998 of its evidence, the items 3rd against the update's 1st.
+MORE_WORDS_NEAR_TIE = True
+# A name of the query that the lane left out (a phrase whose words are in more than
+# PHRASE_MAX_ROWS messages together: no transcript was seen to hold it) is looked up in the
+# transcripts of the fused hits (NAMES_READ, names_read_first(): one bounded read per session, as
+# READ_UNREAD reads), and the hits holding more of those names go first, each group in the fused
+# order. The name is what a query naming a file or a command asks for; a session saying its parts
+# apart in short messages (`tripdata` and `clean`) had outranked the one that edited the file,
+# whose item the items lane put first. Raw BM25, whose trigram index reads the name whole, finds
+# it. Seen padded (benchmarks/retrieval, coding A): `tripdata/clean.py` 4th -> 1st, `app/services/
+# pdf.py` 2nd -> 1st (billing-pdf-2, its revision placed first by the items' current-first, does
+# not say the file), both engines; unpadded every name was looked up by the lane and nothing
+# moved. No constant. Cost: ~1 ms a search whose name was left out (2,075 sessions), none else.
+NAMES_READ = True
+# When the lane read some of the query's words at their newest rows only (common words: it never
+# looked at older sessions holding them, and scored those it saw alike), the fused hits'
+# transcripts are read for those words (PAGE_WORDS, page_words_first(): one bounded read per
+# session and word, as READ_UNREAD reads). Among the hits, a query word held by fewer than half of
+# them tells them apart (bm25's own line, IDF_FLOOR, drawn within the page); the hits holding such
+# a word go before the hits holding none, each group in the fused order. A word in half the library
+# (`parser`, the distractors' file names) weighs nothing there, but among a project's sessions it is
+# the one word that names the subject. Seen padded (benchmarks/retrieval/README.md, branch fused7):
+# `plume parser implementation` (coding A) 6th -> 1st on both engines: every plume session holds
+# `plume`, two hold `parser`. Nothing else moved, up or down, on either engine, padded or not
+# (unpadded no word is read at its newest rows only: the rule is not asked). A word as written
+# (WRITTEN_FORM, `"pdfs"`) is a term of its own here, as in the lane: read as its word, it lost
+# tests/test_fused_written_form.py's `how are pdfs generated` (the session saying `generated`, the
+# only hit holding it, passed the one saying `pdfs`, whose forms most hits hold), though it took
+# the three padded cousin questions 2nd -> 1st. Refused on the way: reading the page when no word was
+# common (the lane read every message: unpadded coding B `order emails show the wrong hour for
+# customers in Spain` 1st -> 6th, three long-chat trips questions down); any hit holding more of
+# the page's telling words passing one holding fewer, or holding them all and more (padded coding
+# B `payment reminders sent for invoices that were already paid` 3rd -> 4th: a Spanish session
+# whose transcript lacks `payment`); the count of every query word held, the page's common words
+# too (padded `how long is my commute` 1st -> 8th-9th for two people, `how are TLS certificates
+# issued and renewed` 1st -> 9th). No constant. Cost: ~1-2 ms a search that reads (coding, 2,075
+# sessions), none else.
+PAGE_WORDS = True
+# The rules after fusion (MORE_WORDS_HELD to the fused current-first) read at least this many of
+# the fused order's first hits, and the answer is then cut to the limit: PAGE_WORDS's page is the
+# same for every limit, so a search for 3 hits gives the first 3 of a search for 10 (with the page
+# cut to 3, `plume parser implementation` read three plume sessions holding `plume` alone). The
+# default page (search's limit).
+PAGE_HITS = 10
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
 # lane reads `PDFs` as `pdfs OR pdf OR ...`) is also read as written (WRITTEN_FORM), as one more
@@ -1093,32 +1150,47 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     items = items_ranked(item_hits, lane, read)
     if CAPPED_ALONE and ranked[0].sessions:
         ranked[0] = messages_ranked(lane, {(h["source"], h["session_id"]) for h in item_hits}, items.gate)
-    fused = fuse(conn, [items] + ranked, limit, explain=explain, arrange=arrange)
+    # the rules below read the fused order's first PAGE_HITS at least, whatever the limit
+    fused = fuse(conn, [items] + ranked, max(limit, PAGE_HITS), explain=explain, arrange=arrange)
     if MORE_WORDS_HELD and lane:
-        fused = more_words_held_first(fused, lane, read)
+        fused = more_words_held_first(fused, lane, read, item_hits)
     if ITEMS_ON_NEAR_TIE and lane:
         fused = items_on_near_ties(conn, query, fused, item_hits, lane, read)
-    hits = Hits(current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)
+    if PAGE_WORDS and lane:
+        fused = page_words_first(conn, fused, lane, time_budget_ms)
+    if NAMES_READ and lane:
+        fused = names_read_first(conn, query, fused, lane, time_budget_ms)
+    hits = Hits((current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)[:limit])
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
     return hits
 
 
-def more_words_held_first(hits: list[dict], lane, read: dict | None = None) -> list[dict]:
+def more_words_held_first(hits: list[dict], lane, read: dict | None = None,
+                          item_hits: list[dict] | None = None) -> list[dict]:
     """MORE_WORDS_HELD: one pass down the fused order; a hit whose transcript holds every query
     word the hit above it holds and more (the lane's terms and the read's, lane.held), at a higher
-    evidence, swaps with it, and the pair is passed (each session moves at most one place). Not
+    evidence, swaps with it, and the pair is passed (each session moves at most one place); with
+    MORE_WORDS_NEAR_TIE also at an evidence within NEAR_TIE of it when the items lane (`item_hits`)
+    ranks it higher. Not
     when its words are all common ones (read at their newest rows, each scoring alike: its
     evidence is then a count of alike scores, not a weighing)."""
     evidence = {**(getattr(lane, "evidence", None) or {}), **(read or {})}
     held = getattr(lane, "held", None) or {}
     capped = set(lane[0].capped) if lane else set()
+    items_rank: dict[tuple[str, str], int] = {}
+    for h in item_hits or ():
+        items_rank.setdefault((h["source"], h["session_id"]), len(items_rank) + 1)
+    unranked = len(items_rank) + 1
     out = list(hits)
     i = 1
     while i < len(out):
         upper, lower = ((h["source"], h["session_id"]) for h in out[i - 1:i + 1])
         ours, theirs = set(held.get(lower, ())), set(held.get(upper, ()))
-        if theirs < ours and not ours <= capped and evidence.get(lower, 0.0) > evidence.get(upper, 0.0):
+        ev, above = evidence.get(lower, 0.0), evidence.get(upper, 0.0)
+        near = MORE_WORDS_NEAR_TIE and ev > 0 and ev >= (1 - NEAR_TIE) * above \
+            and items_rank.get(lower, unranked) < items_rank.get(upper, unranked)
+        if theirs < ours and not ours <= capped and (ev > above or near):
             out[i - 1], out[i] = out[i], out[i - 1]
             if isinstance(out[i - 1].get("explain"), dict):
                 out[i - 1]["explain"]["placed"] = {"rule": "more_words_held", "before": out[i]["id"],
@@ -1168,6 +1240,100 @@ def items_on_near_ties(conn: apsw.Connection, query: str, hits: list[dict], item
                 i += 2
                 continue
         i += 1
+    return out
+
+
+def names_read_first(conn: apsw.Connection, query: str, hits: list[dict], lane, time_budget_ms: int) -> list[dict]:
+    """NAMES_READ: the query's names the lane left out (a phrase of common words: lane.names and
+    the lane's left_out) are looked up in the transcript of each hit of the fused order (FTS5's
+    match within the id range of each of the session's items, the lane's filters; the first match
+    ends it), and the hits holding more of them go first, each group in the fused order. A hit
+    found holding a name holds it for the fused current-first too (lane.held: its names rule). A
+    hit whose transcript lacks a part of the name that the lane read whole (not common) is not
+    read: it cannot hold the name."""
+    names = sorted(set(getattr(lane, "names", None) or ()) & set(lane[0].left_out))
+    if not names or mq.backend(conn) is not None:
+        return hits
+    read_whole = set(getattr(lane, "weights", None) or ()) - set(lane[0].capped)
+    parts = {name: {t.text for t in mq.terms_for(conn, query) if t.part_of == name} & read_whole for name in names}
+    where, args = lane.filters.sql()
+    sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+           "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
+           f"{' AND ' + where if where else ''} LIMIT 1")
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+    with budget(conn, time_budget_ms):
+        try:
+            for h in hits:
+                key = (h["source"], h["session_id"])
+                if key in found:
+                    continue
+                have = set((getattr(lane, "held", None) or {}).get(key, _NONE))
+                maybe = [name for name in names if parts[name] <= have]
+                ranges = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? AND "
+                                      "session_id = ? GROUP BY item_id", key).fetchall() if maybe else ()
+                found[key] = tuple(name for name in maybe if any(
+                    conn.execute(sql, ['"' + name.replace('"', '""') + '"', lo, hi, item, *args]).fetchone()
+                    is not None for item, lo, hi in ranges))
+        except apsw.InterruptError:
+            return hits  # out of work: the fused order stands
+    if len({len(f) for f in found.values()}) < 2:
+        return hits  # every hit holds as many of the names: nothing to tell apart
+    held = getattr(lane, "held", None)
+    if held is not None:
+        lane.held = {**held, **{k: frozenset(held.get(k, ())) | frozenset(f) for k, f in found.items() if f}}
+    out = sorted(hits, key=lambda h: -len(found[(h["source"], h["session_id"])]))
+    for before, h in zip(hits, out):
+        if h is not before and isinstance(h.get("explain"), dict):
+            h["explain"]["placed"] = {"rule": "names_read", "names": list(found[(h["source"], h["session_id"])])}
+    return out
+
+
+def page_words_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_ms: int) -> list[dict]:
+    """PAGE_WORDS: when the lane read some of the query's words at their newest rows only
+    (lane.common), each hit's transcript is read for those it was not seen to hold (FTS5's match
+    within the id range of each of the session's items, the lane's filters; the first match ends
+    it). A query word held by fewer than half of the hits tells them apart; the hits holding one
+    go before the hits holding none, each group in the fused order."""
+    common = getattr(lane, "common", None) or {}
+    if not common or mq.backend(conn) is not None:
+        return hits
+    held = getattr(lane, "held", None) or {}
+    where, args = lane.filters.sql()
+    sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+           "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
+           f"{' AND ' + where if where else ''} LIMIT 1")
+    # each hit's query terms (a word as written is its own): the lane's, and what the read finds
+    words = {key: set(held.get(key, ())) for key in dict.fromkeys((h["source"], h["session_id"]) for h in hits)}
+    ranges: dict[tuple[str, str], list] = {}
+    with budget(conn, time_budget_ms):
+        try:
+            for t in common:  # word by word: a word half the hits hold tells none apart, and its read stops
+                holding = sum(t in have for have in words.values())
+                for key, have in words.items():
+                    if holding >= len(words) / 2:
+                        break
+                    if t in have:
+                        continue
+                    if key not in ranges:
+                        ranges[key] = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? "
+                                                   "AND session_id = ? GROUP BY item_id", key).fetchall()
+                    if any(conn.execute(sql, [common[t][1], lo, hi, item, *args]).fetchone() is not None
+                           for item, lo, hi in ranges[key]):
+                        have.add(t)
+                        holding += 1
+        except apsw.InterruptError:
+            return hits  # out of work: the fused order stands
+    spread: dict[str, int] = {}
+    for have in words.values():
+        for t in have:
+            spread[t] = spread.get(t, 0) + 1
+    telling = {t for t, n in spread.items() if n < len(words) / 2}
+    tells = {key: sorted(have & telling) for key, have in words.items()}
+    out = [h for h in hits if tells[(h["source"], h["session_id"])]]
+    out += [h for h in hits if not tells[(h["source"], h["session_id"])]]
+    for before, h in zip(hits, out):
+        if h is not before and tells[(h["source"], h["session_id"])] and isinstance(h.get("explain"), dict):
+            h["explain"]["placed"] = {"rule": "page_words", "words": tells[(h["source"], h["session_id"])]}
     return out
 
 
