@@ -1,15 +1,39 @@
 """The docs that are generated from the code stay in step with it."""
 
+import os
 import subprocess
 import sys
 
-from jz_support import REPO
+from jz_support import REPO, jezero_command
 
 
 def test_cli_reference_is_up_to_date():
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "gen_cli_docs.py"), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_cli_reference_check_fails_on_a_stale_copy(tmp_path):
+    # One option's help differing from docs/cli.md (here `search --limit`'s, as if the code had
+    # changed and not the doc) fails the check.
+    doc = (REPO / "docs" / "cli.md").read_text()
+    line = next(line for line in doc.splitlines() if "--limit" in line)
+    stale = tmp_path / "cli.md"
+    stale.write_text(doc.replace(line, line + " (changed)", 1))
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "gen_cli_docs.py"), "--check", str(stale)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "is out of date" in proc.stderr
+
+
+def test_the_cli_reference_is_what_a_real_process_prints():
+    # The script renders every command's help in its own process (one start, not one per command):
+    # a real `jezero search --help` at the same width prints the very text docs/cli.md holds.
+    env = {**os.environ, "COLUMNS": "100", "TERMINAL_WIDTH": "100", "NO_COLOR": "1", "TERM": "dumb"}
+    out = subprocess.run([*jezero_command(), "search", "--help"], capture_output=True, text=True, env=env,
+                         check=True).stdout
+    text = "\n".join(line.rstrip() for line in out.strip("\n").splitlines())
+    assert f"## jezero search\n\n```text\n{text}\n```\n" in (REPO / "docs" / "cli.md").read_text()
 
 
 def test_no_help_text_loses_a_bracketed_word_to_rich_markup():

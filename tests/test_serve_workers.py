@@ -27,10 +27,11 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from jezero.server import http_server
 from jezero.store import Store, engines
 from device_support import wait_serving
 from jz_support import jezero_command
-from test_server_http import KEYS, client_block, free_port, record
+from test_server_http import KEYS, client_block, free_port, record, sample_library
 
 pytest.importorskip("jezero_index_tantivy", reason="jezero-index-tantivy is not installed")
 
@@ -330,3 +331,14 @@ async def test_without_reuseport_the_workers_share_one_socket_and_say_so(tmp_pat
         _, err = proc.communicate(timeout=90)
     assert "share one listening socket" in err, err
     assert "Traceback" not in err, err
+
+
+def test_an_idle_connection_outlives_the_sdk_clients_reuse_of_it(tmp_path):
+    # The server must not close an idle kept-alive connection while a client may still reuse it:
+    # with uvicorn's default (5 s, as long as httpx, the MCP SDK's HTTP client, reuses one) a
+    # request sent just under 5 s after the previous one on its connection crossed the server's
+    # close and failed with ReadError, raised by the SDK as an ExceptionGroup when the client
+    # closed (the test above, under load). `serve --workers` gives uvicorn the same options.
+    run = sample_library(tmp_path)
+    server = http_server(str(run.config), "127.0.0.1", free_port(), log_level="warning")
+    assert server.config.timeout_keep_alive > httpx2.Limits().keepalive_expiry  # the SDK passes no Limits

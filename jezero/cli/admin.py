@@ -6,7 +6,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from jezero import config as config_mod
 from jezero.cli import app
 from jezero.cli.common import err, fail, is_terminal, load_config, out, print_json, state
 from jezero.private import write_private_text
@@ -38,6 +37,7 @@ def init(
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Create the library (and a starter config if there is none)."""
+    from jezero import config as config_mod
     from jezero.store import Store, sqlite_version
 
     cfg_path = config_mod.resolve_config_path(state.config_path)
@@ -93,6 +93,8 @@ def check_config(
     json_out: Annotated[bool, typer.Option("--json", help="Print the problems as JSON.")] = False,
 ) -> None:
     """Validate the config and report every problem at once (never prints a secret)."""
+    from jezero import config as config_mod
+
     path = config_mod.resolve_config_path(state.config_path)
     try:
         cfg = config_mod.load(state.config_path, must_exist=True)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from jezero import config as config_mod
+if TYPE_CHECKING:  # the config's models cost a cold command ~80 ms: imported by the commands that read it
+    from jezero import config as config_mod
 
 
 class _Console:
@@ -40,6 +41,8 @@ state = State()
 def load_config(*, must_exist: bool = False, check_plugins: bool = True) -> config_mod.Config:
     """The config, or a clear message and exit code 2. `check_plugins=False` for a command that
     only reads the library: it then loads no plugin (see config.load)."""
+    from jezero import config as config_mod
+
     try:
         return config_mod.load(state.config_path, must_exist=must_exist, check_plugins=check_plugins)
     except config_mod.ConfigError as e:

@@ -6,7 +6,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from jezero import config as config_mod
 from jezero.cli import app
 from jezero.cli.common import err, fail, is_terminal, load_config, out, print_json, state
 
@@ -20,10 +19,13 @@ app.add_typer(device_app, name="device")
 
 
 def _path():
+    from jezero import config as config_mod
+
     return config_mod.resolve_config_path(state.config_path)
 
 
 def _run(action):
+    from jezero import config as config_mod
     from jezero.devices import DeviceError
 
     try:

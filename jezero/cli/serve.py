@@ -8,7 +8,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from jezero import config as config_mod
 from jezero.cli import app
 from jezero.cli.common import err, fail, load_config, out, print_json, state
 
@@ -45,6 +44,8 @@ def serve(
 
     Over HTTP every request needs `Authorization: Bearer <key>` of a client in the config (\\[\\[clients]], made with `jezero new-token`). Edits to the clients take effect within a second, without a restart.
     """
+    from jezero import config as config_mod
+
     cfg = load_config()
     _configure_logging(log_level)
     from jezero.server.clients import ClientRegistry
@@ -86,6 +87,7 @@ def serve(
 
 
 def _serve_workers(cfg, host, port, workers: int, connections: str, readers, log_level: str) -> None:
+    from jezero import config as config_mod
     from jezero.server.http import serve_workers
 
     path = config_mod.resolve_config_path(state.config_path)
@@ -130,6 +132,7 @@ def new_token(
     """Make a client key: printed once, never stored (the config keeps its SHA-256 digest).
 
     Prints the key and the \\[\\[clients]] lines to paste into the config, or appends them with --write. A running server picks them up within a second."""
+    from jezero import config as config_mod
     from jezero.server.auth import client_toml, key_digest, new_key
 
     try:
@@ -157,6 +160,8 @@ def new_token(
 
 
 def _append_client(name: str, lines: str):
+    from jezero import config as config_mod
+
     path = config_mod.resolve_config_path(state.config_path)
     cfg = load_config(must_exist=True)
     if any(c.name == name for c in cfg.clients):

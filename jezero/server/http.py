@@ -348,10 +348,21 @@ def http_server(
                     "unencrypted) and without the Host/Origin checks of a local address; put a TLS reverse "
                     "proxy in front (README, \"Safety and limits\")", host)
     app = build_http_app(registry, host=host, **app_options)
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                            lifespan="on", timeout_graceful_shutdown=3,
-                            http=parser.protocol(settings.head_timeout_seconds))
-    return uvicorn.Server(config)
+    return uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, **_uvicorn_options(settings)))
+
+
+# How long the server keeps an idle kept-alive connection open. uvicorn's default, 5 s, is exactly
+# how long httpx (the MCP SDK's HTTP client) reuses an idle connection: a request sent just under
+# 5 s after the previous one could cross the server's close and fail with ReadError, which the SDK
+# raises as an ExceptionGroup when the client closes (tests/test_serve_workers.py, under load).
+# Longer than the clients' own limit (httpx 5 s, Node's fetch 4 s), the client lets go first.
+KEEP_ALIVE_S = 15
+
+
+def _uvicorn_options(settings) -> dict[str, Any]:
+    """What every uvicorn server of `jezero serve` runs with, one process or several."""
+    return {"access_log": False, "lifespan": "on", "timeout_graceful_shutdown": 3, "timeout_keep_alive": KEEP_ALIVE_S,
+            "http": parser.protocol(settings.head_timeout_seconds)}
 
 
 def serve_http(
@@ -419,9 +430,8 @@ def serve_workers(
     os.environ[_WORKER_ENV] = json.dumps({"config": str(config_path), "host": host, "options": app_options,
                                           "log_level": log_level})
     run_workers(uvicorn.Config("jezero.server.http:worker_app", factory=True, host=host, port=port,
-                               workers=workers, log_level=log_level, access_log=False, lifespan="on",
-                               timeout_graceful_shutdown=3, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
-                               http=parser.protocol(settings.head_timeout_seconds)))
+                               workers=workers, log_level=log_level, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
+                               **_uvicorn_options(settings)))
 
 
 # Whether sockets bound with SO_REUSEPORT to one port share its connections out (Linux 3.9 on).

@@ -16,7 +16,7 @@ between two requests, so a connection that sends nothing, or part of a head and 
 `HeadDeadline` gives each head `head_seconds` (`[server] head_timeout_seconds`), counted from the
 connection's start for its first request and from the first byte of each later one: a partial
 head then gets 408 and the connection is closed, a connection that never sent a byte is closed
-without a word. The quiet between requests stays uvicorn's keep-alive timeout's.
+without a word. The quiet between requests stays uvicorn's keep-alive timeout's (`http.KEEP_ALIVE_S`).
 
 `protocol()` is what `jezero serve` gives uvicorn: `BoundedHttpTools`, or `BoundedH11` where
 httptools is not installed, with the head deadline.
