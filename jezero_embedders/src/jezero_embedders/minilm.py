@@ -9,7 +9,6 @@ package may be uninstalled after `prepare`."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile
@@ -22,19 +21,18 @@ from pydantic import Field
 
 from jezero.plugin import EmbedderNotReady, FolderPath, Options, read_options
 
-from jezero_embedders import source
+from jezero_embedders import prepared, source
+from jezero_embedders.prepared import MANIFEST, PREPARE_COMMAND, digest
 
 NAME = "minilm"
 DESCRIPTION = (f"the full {source.MODEL} encoder (numpy), mean-pooled, 384 dimensions: the better "
                "paraphrase ranking, about 8 texts a second per CPU core; `jezero embed --prepare` readies it")
-PREPARE_COMMAND = "jezero embed --prepare"
 
 # Bump when what a text's vector is changes (pooling, tokenizer settings, the forward pass): the
 # model id changes with it, so old vectors never mix.
 METHOD = 1
 DIMENSION = 384
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
-MANIFEST = "manifest.json"
 
 # Padded positions per forward pass: texts are sorted by length and cut into batches of at most
 # this many positions (batch x its longest text), so a short text is never padded to a long one's
@@ -64,31 +62,10 @@ def model_folder(o: MiniLMOptions) -> Path:
     return root / NAME / "model"
 
 
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def read_manifest(folder: Path) -> dict:
-    """The prepared model's manifest, or EmbedderNotReady naming the command to run."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-    except FileNotFoundError:
-        raise EmbedderNotReady(f"{NAME}: no prepared model in {folder}: run `{PREPARE_COMMAND}` "
-                               "(once, a few seconds)") from None
-    except (OSError, ValueError) as e:
-        raise EmbedderNotReady(f"{NAME}: {folder / MANIFEST} is unreadable ({e}): run `{PREPARE_COMMAND}` again") from None
-    missing = [name for name in FILES if not (folder / name).is_file()]
-    sizes = manifest.get("sizes", {})
-    wrong = [name for name in FILES if name not in missing and (folder / name).stat().st_size != sizes.get(name)]
-    if missing or wrong:
-        raise EmbedderNotReady(f"{NAME}: the prepared model in {folder} is damaged "
-                               f"({', '.join(missing + wrong)} missing or not the size prepared): "
-                               f"run `{PREPARE_COMMAND}` again")
-    return manifest
+    """The prepared model's manifest (every file of FILES at its size), or EmbedderNotReady naming
+    the command to run."""
+    return prepared.read_manifest(folder, NAME, lambda manifest: FILES)
 
 
 def build(options: dict | None):
@@ -126,8 +103,8 @@ def prepare(options: dict | None, progress=None) -> str:
         digests, sizes = {}, {}
         for name in FILES:
             shutil.copyfile(src.folder / name, work / name)
-            digests[name] = _digest(work / name)
-            if digests[name] != _digest(src.folder / name):
+            digests[name] = digest(work / name)
+            if digests[name] != digest(src.folder / name):
                 raise OSError(f"{name} changed while it was copied from {src.folder}")
             sizes[name] = (work / name).stat().st_size
         manifest = {"model_id": model_id(o, src.version), "source_model": source.MODEL,
