@@ -171,22 +171,9 @@ def test_a_damaged_model_is_refused_and_prepare_mends_it(ready, tmp_path):
 
 @pytest.mark.slow
 def test_jezero_prepare_embed_then_the_hybrid_search_finds_what_keyword_search_misses(ready, tmp_path):
-    from test_minilm import QUESTION, SESSIONS, _claude_session, _cli, _session_id
+    from test_minilm import SESSIONS, _cli, _session_id, cli_library, question_sessions
 
-    projects = tmp_path / "claude" / "projects"
-    for i, (name, prompt, answer) in enumerate(SESSIONS):
-        _claude_session(projects, i, name, prompt, answer)
-    library = tmp_path / "lib" / "library.sqlite3"
-
-    def config(enabled: bool) -> Path:
-        path = tmp_path / f"config-{enabled}.toml"
-        path.write_text(f'[storage]\npath = "{library}"\n\n[ingest]\nsettle_minutes = 0\n\n'
-                        f'[semantic]\nenabled = {"true" if enabled else "false"}\nembedder = "e5-small"\n'
-                        f'options = {{ cache_dir = "{tmp_path / "cache"}" }}\n\n'
-                        f'[[connectors]]\nname = "claude"\ntype = "claude"\noptions = {{ path = "{projects}" }}\n')
-        return path
-
-    off, on = config(False), config(True)
+    off, on = cli_library(tmp_path, "e5-small")
     _cli(off, "run")  # ingested with the lane off: no vectors yet
     refused = _cli(on, "embed", ok=False)
     assert refused.returncode != 0 and "e5-small: no prepared model" in refused.stderr
@@ -196,11 +183,7 @@ def test_jezero_prepare_embed_then_the_hybrid_search_finds_what_keyword_search_m
     assert report["embedder"] == "e5-small" and report["dimension"] == 384
     assert report["embedded"] == len(SESSIONS) and report["model_id"].startswith("e5-small/")
 
-    def sessions(*lanes: str) -> list[str]:
-        args = ["search", QUESTION, "--json", *(("--lanes", ",".join(lanes)) if lanes else ())]
-        return [hit["session_id"] for hit in json.loads(_cli(on, *args).stdout)]
-
     wedding = _session_id(0)
-    assert wedding not in sessions("items", "messages")  # no word of the question is in it
-    hybrid = sessions()
+    assert wedding not in question_sessions(on, "items", "messages")  # no word of the question is in it
+    hybrid = question_sessions(on)
     assert hybrid and hybrid[0] == wedding, hybrid

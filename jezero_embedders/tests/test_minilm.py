@@ -234,8 +234,9 @@ def _cli(config: Path, *args: str, ok: bool = True) -> subprocess.CompletedProce
     return done
 
 
-@pytest.mark.slow
-def test_jezero_prepare_embed_then_the_hybrid_search_finds_what_keyword_search_misses(source_model, tmp_path):
+def cli_library(tmp_path: Path, embedder: str) -> tuple[Path, Path]:
+    """SESSIONS as Claude Code transcripts, and two configs of one library over them: the semantic
+    lane off, and on with `embedder` (its cache folder under tmp_path)."""
     projects = tmp_path / "claude" / "projects"
     for i, (name, prompt, answer) in enumerate(SESSIONS):
         _claude_session(projects, i, name, prompt, answer)
@@ -244,12 +245,23 @@ def test_jezero_prepare_embed_then_the_hybrid_search_finds_what_keyword_search_m
     def config(enabled: bool) -> Path:
         path = tmp_path / f"config-{enabled}.toml"
         path.write_text(f'[storage]\npath = "{library}"\n\n[ingest]\nsettle_minutes = 0\n\n'
-                        f'[semantic]\nenabled = {"true" if enabled else "false"}\nembedder = "minilm"\n'
+                        f'[semantic]\nenabled = {"true" if enabled else "false"}\nembedder = "{embedder}"\n'
                         f'options = {{ cache_dir = "{tmp_path / "cache"}" }}\n\n'
                         f'[[connectors]]\nname = "claude"\ntype = "claude"\noptions = {{ path = "{projects}" }}\n')
         return path
 
-    off, on = config(False), config(True)
+    return config(False), config(True)
+
+
+def question_sessions(config: Path, *lanes: str) -> list[str]:
+    """The sessions the real `jezero search` returns for QUESTION, over `lanes` (default: all)."""
+    args = ["search", QUESTION, "--json", *(("--lanes", ",".join(lanes)) if lanes else ())]
+    return [hit["session_id"] for hit in json.loads(_cli(config, *args).stdout)]
+
+
+@pytest.mark.slow
+def test_jezero_prepare_embed_then_the_hybrid_search_finds_what_keyword_search_misses(source_model, tmp_path):
+    off, on = cli_library(tmp_path, "minilm")
     _cli(off, "run")  # ingested with the lane off: no vectors yet
     refused = _cli(on, "embed", ok=False)
     assert refused.returncode != 0 and "run `jezero embed --prepare`" in refused.stderr
@@ -261,12 +273,8 @@ def test_jezero_prepare_embed_then_the_hybrid_search_finds_what_keyword_search_m
     assert report["model_id"].startswith("minilm/sentence-transformers/all-MiniLM-L6-v2@")
     assert json.loads(_cli(on, "embed", "--json").stdout)["embedded"] == 0  # nothing is embedded twice
 
-    def sessions(config: Path, *lanes: str) -> list[str]:
-        args = ["search", QUESTION, "--json", *(("--lanes", ",".join(lanes)) if lanes else ())]
-        return [hit["session_id"] for hit in json.loads(_cli(config, *args).stdout)]
-
     wedding = _session_id(0)
-    assert wedding not in sessions(on, "items", "messages")  # no word of the question is in it
-    assert wedding not in sessions(off)  # nor with the lane off
-    hybrid = sessions(on)
+    assert wedding not in question_sessions(on, "items", "messages")  # no word of the question is in it
+    assert wedding not in question_sessions(off)  # nor with the lane off
+    hybrid = question_sessions(on)
     assert hybrid and hybrid[0] == wedding, hybrid

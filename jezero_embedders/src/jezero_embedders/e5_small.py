@@ -27,7 +27,7 @@ import platformdirs
 from jezero.plugin import EmbedderNotReady, FolderPath, Options, read_options
 
 from jezero_embedders import prepared
-from jezero_embedders.prepared import MANIFEST, PREPARE_COMMAND, digest
+from jezero_embedders.prepared import MANIFEST, PREPARE_COMMAND
 
 NAME = "e5-small"
 MODEL = "intfloat/multilingual-e5-small"
@@ -129,14 +129,7 @@ def prepare(options: dict | None, progress=None) -> str:
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
     try:
-        digests, sizes = {}, {}
-        for name in src.files:
-            (work / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src.root / name, work / name)
-            digests[name] = digest(work / name)
-            if digests[name] != digest(src.root / name):
-                raise OSError(f"{name} changed while it was copied from {src.root}")
-            sizes[name] = (work / name).stat().st_size
+        digests, sizes = prepared.copy_checked(src.root, work, src.files)
         manifest = {"model_id": model_id(src.version), "source_model": MODEL, "source_package": PACKAGE,
                     "source_version": src.version, "method": METHOD, "dimension": DIMENSION,
                     "engine": src.engine, "sha256": digests, "sizes": sizes}

@@ -22,7 +22,7 @@ from pydantic import Field
 from jezero.plugin import EmbedderNotReady, FolderPath, Options, read_options
 
 from jezero_embedders import prepared, source
-from jezero_embedders.prepared import MANIFEST, PREPARE_COMMAND, digest
+from jezero_embedders.prepared import MANIFEST, PREPARE_COMMAND
 
 NAME = "minilm"
 DESCRIPTION = (f"the full {source.MODEL} encoder (numpy), mean-pooled, 384 dimensions: the better "
@@ -100,13 +100,7 @@ def prepare(options: dict | None, progress=None) -> str:
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
     try:
-        digests, sizes = {}, {}
-        for name in FILES:
-            shutil.copyfile(src.folder / name, work / name)
-            digests[name] = digest(work / name)
-            if digests[name] != digest(src.folder / name):
-                raise OSError(f"{name} changed while it was copied from {src.folder}")
-            sizes[name] = (work / name).stat().st_size
+        digests, sizes = prepared.copy_checked(src.folder, work, FILES)
         manifest = {"model_id": model_id(o, src.version), "source_model": source.MODEL,
                     "source_package": source.PACKAGE, "source_version": src.version, "method": METHOD,
                     "dimension": DIMENSION, "sha256": digests, "sizes": sizes}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -20,6 +21,21 @@ def digest(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def copy_checked(source: Path, work: Path, names: Iterable[str]) -> tuple[dict[str, str], dict[str, int]]:
+    """Each named file (a path relative to `source`) copied into `work`, its copy's SHA-256 checked
+    against the source's; the digests and the sizes, for the manifest. OSError when a file changed
+    while it was copied."""
+    digests, sizes = {}, {}
+    for name in names:
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / name, work / name)
+        digests[name] = digest(work / name)
+        if digests[name] != digest(source / name):
+            raise OSError(f"{name} changed while it was copied from {source}")
+        sizes[name] = (work / name).stat().st_size
+    return digests, sizes
 
 
 def read_manifest(folder: Path, name: str, required: Callable[[dict], Iterable[str]]) -> dict:
