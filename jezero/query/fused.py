@@ -1258,10 +1258,7 @@ def names_read_first(conn: apsw.Connection, query: str, hits: list[dict], lane, 
         return hits
     read_whole = set(getattr(lane, "weights", None) or ()) - set(lane[0].capped)
     parts = {name: {t.text for t in mq.terms_for(conn, query) if t.part_of == name} & read_whole for name in names}
-    where, args = lane.filters.sql()
-    sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
-           "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
-           f"{' AND ' + where if where else ''} LIMIT 1")
+    read = TranscriptRead(conn, lane)
     found: dict[tuple[str, str], tuple[str, ...]] = {}
     with budget(conn, time_budget_ms):
         try:
@@ -1270,12 +1267,8 @@ def names_read_first(conn: apsw.Connection, query: str, hits: list[dict], lane, 
                 if key in found:
                     continue
                 have = set((getattr(lane, "held", None) or {}).get(key, _NONE))
-                maybe = [name for name in names if parts[name] <= have]
-                ranges = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? AND "
-                                      "session_id = ? GROUP BY item_id", key).fetchall() if maybe else ()
-                found[key] = tuple(name for name in maybe if any(
-                    conn.execute(sql, ['"' + name.replace('"', '""') + '"', lo, hi, item, *args]).fetchone()
-                    is not None for item, lo, hi in ranges))
+                found[key] = tuple(name for name in names if parts[name] <= have
+                                   and read.session_holds(key, '"' + name.replace('"', '""') + '"'))
         except apsw.InterruptError:
             return hits  # out of work: the fused order stands
     if len({len(f) for f in found.values()}) < 2:
@@ -1300,13 +1293,9 @@ def page_words_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_
     if not common or mq.backend(conn) is not None:
         return hits
     held = getattr(lane, "held", None) or {}
-    where, args = lane.filters.sql()
-    sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
-           "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
-           f"{' AND ' + where if where else ''} LIMIT 1")
     # each hit's query terms (a word as written is its own): the lane's, and what the read finds
     words = {key: set(held.get(key, ())) for key in dict.fromkeys((h["source"], h["session_id"]) for h in hits)}
-    ranges: dict[tuple[str, str], list] = {}
+    read = TranscriptRead(conn, lane)
     with budget(conn, time_budget_ms):
         try:
             for t in common:  # word by word: a word half the hits hold tells none apart, and its read stops
@@ -1316,11 +1305,7 @@ def page_words_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_
                         break
                     if t in have:
                         continue
-                    if key not in ranges:
-                        ranges[key] = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? "
-                                                   "AND session_id = ? GROUP BY item_id", key).fetchall()
-                    if any(conn.execute(sql, [common[t][1], lo, hi, item, *args]).fetchone() is not None
-                           for item, lo, hi in ranges[key]):
+                    if read.session_holds(key, common[t][1]):
                         have.add(t)
                         holding += 1
         except apsw.InterruptError:
@@ -1354,6 +1339,31 @@ def item_words(conn: apsw.Connection, query: str) -> Callable[..., tuple[set[str
     return held_by
 
 
+class TranscriptRead:
+    """The bounded read of a session's own messages that READ_UNREAD, PAGE_WORDS and NAMES_READ
+    share: whether an FTS5 expression matches within the id range of an item's messages, under
+    the lane's filters (the first match ends it); a session's items' ranges are read once."""
+
+    def __init__(self, conn: apsw.Connection, lane):
+        self.conn = conn
+        where, self.args = lane.filters.sql()
+        # (`+m.item_id`: the messages' item index is no use here, FTS5 drives the join, but with the
+        # index in view SQLite prepared the statement again at each new item bound, ~7 us a lookup.)
+        self.sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
+                    "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
+                    f"{' AND ' + where if where else ''} LIMIT 1")
+        self.ranges: dict[tuple[str, str], list] = {}
+
+    def item_holds(self, item: int, lo: int, hi: int, expression: str) -> bool:
+        return self.conn.execute(self.sql, [expression, lo, hi, item, *self.args]).fetchone() is not None
+
+    def session_holds(self, key: tuple[str, str], expression: str) -> bool:
+        if key not in self.ranges:
+            self.ranges[key] = self.conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = ? "
+                                                 "AND session_id = ? GROUP BY item_id", key).fetchall()
+        return any(self.item_holds(item, lo, hi, expression) for item, lo, hi in self.ranges[key])
+
+
 def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_budget_ms: int) -> dict:
     """READ_UNREAD: the evidence of the items lane's first READ_SESSIONS sessions that the
     messages lane never read (READ_SEEN: also those it read in part), for the common terms it read
@@ -1377,12 +1387,7 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
             return {}
     evidence, held, weights = lane.evidence, lane.held, lane.weights
     whole = sum(weights.values())
-    where, args = lane.filters.sql()
-    # (`+m.item_id`: the messages' item index is no use here, FTS5 drives the join, but with the
-    # index in view SQLite prepared the statement again at each new item bound, ~7 us a lookup.)
-    sql = ("SELECT 1 FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid "
-           "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
-           f"{' AND ' + where if where else ''} LIMIT 1")
+    read = TranscriptRead(conn, lane)
 
     def share(terms) -> float:
         if not COVERAGE_POWER or whole <= 0:
@@ -1414,8 +1419,7 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
                     if t in have:
                         continue
                     if common[t][3] in found or any(  # a part of a name found whole is held
-                            conn.execute(sql, [common[t][1], *ranges[i], i, *args]).fetchone() is not None
-                            for i in found_items if i in ranges):
+                            read.item_holds(i, *ranges[i], common[t][1]) for i in found_items if i in ranges):
                         found.append(t)
                 if not found:
                     continue
