@@ -662,12 +662,18 @@ class MessageIndex(DerivedIndex):
 
 
 def _fts5_holds_messages(conn: apsw.Connection) -> bool:
-    """Whether the library's FTS5 messages index holds messages (its averages record's N)."""
+    """Whether the library's FTS5 messages index holds messages, from what the library records
+    itself (not FTS5's own tables): its schema has the index (`messages_fts`, made with the
+    messages table, jezero.store.messages.create) and its `messages` table a row. Every message
+    is written into the index in its item's transaction, and removed from it with the message
+    (jezero.store.messages.replace, remove; a migration's rebuild in its own), so the index holds
+    messages exactly when the table does."""
     try:
-        row = conn.execute("SELECT block FROM messages_fts_data WHERE id = 1").fetchone()
-    except apsw.SQLError:  # no messages index
+        row = conn.execute("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages_fts') "
+                           "AND EXISTS (SELECT 1 FROM messages)").fetchone()
+    except apsw.SQLError:  # no messages table
         return False
-    return bool(row and row[0] and row[0][0])
+    return bool(row and row[0])
 
 
 def _rescored(conn: apsw.Connection, expression: str, found: Ranked) -> Ranked:
