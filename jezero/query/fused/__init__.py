@@ -24,7 +24,8 @@ The package, in the order search() (below) runs it:
 
 search() calls the stages by their names in this module, so a stage is wrapped by patching it
 here (`fused.current_first`); a stage's own helpers where that stage calls them
-(`messages_lane._scores`). Every name the module fused.py had is importable from here.
+(`messages_lane._scores`). Every public name of the module fused.py was is importable from here,
+and the lane's helpers that tests and benchmarks call; the other private ones from their modules.
 """
 
 from __future__ import annotations

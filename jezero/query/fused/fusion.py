@@ -142,7 +142,7 @@ def fuse(conn: apsw.Connection, lanes: Sequence[Ranked], limit: int, *, explain:
 
 
 def separation(scores: list[float]) -> float:
-    """How clearly a lane's first score stands above its SEPARATION_DEPTH-th (module constants):
+    """How clearly a lane's first score stands above its SEPARATION_DEPTH-th (rules.py):
     1 when the rest score nothing, 0 when they all score as the first. A lane with a single hit
     separates it fully."""
     ranked = sorted((s for s in scores if s > 0), reverse=True)

@@ -13,7 +13,7 @@ from jezero.query import current
 
 LANES = ("items", "messages")
 # The semantic lane (query/vectors.py), chosen only when `[semantic]` turns it on. It joins the
-# reciprocal rank fusion below with its own weight ([semantic] weight), unscaled: cosine
+# reciprocal rank fusion (fusion.py) with its own weight ([semantic] weight), unscaled: cosine
 # similarities of a query against a library all lie close together, so their separation would
 # say nothing.
 VECTORS = "vectors"
