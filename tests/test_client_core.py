@@ -361,12 +361,16 @@ def test_the_bridge_answers_every_request_even_when_the_server_is_down(tmp_path)
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
-    r = subprocess.run([sys.executable, str(CLIENT), "bridge"], input="".join(json.dumps(m) + "\n" for m in messages)
-                       + "not json\n", capture_output=True, text=True, env=device.env(), timeout=60)
+    # two lines it cannot read before the last request: not JSON, and JSON nested too deep for
+    # Python's decoder (RecursionError, which once ended the bridge)
+    deep = '{"jsonrpc": "2.0", "id": 9, "params": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    lines = [json.dumps(m) for m in messages[:2]] + ["not json", deep, json.dumps(messages[2])]
+    r = subprocess.run([sys.executable, str(CLIENT), "bridge"], input="".join(line + "\n" for line in lines),
+                       capture_output=True, text=True, env=device.env(), timeout=60)
     answers = [json.loads(line) for line in r.stdout.splitlines()]
     assert sorted(a["id"] for a in answers if a["id"] is not None) == [1, 2]
     assert all("unreachable" in a["error"]["message"] for a in answers if a["id"] is not None)
-    assert [a["error"]["code"] for a in answers if a["id"] is None] == [-32700]
+    assert [a["error"]["code"] for a in answers if a["id"] is None] == [-32700, -32700]
 
 
 # -- the copies in the plugins ------------------------------------------------------------------

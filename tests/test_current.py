@@ -284,6 +284,7 @@ def test_saying_again_what_the_old_decision_replaced_is_no_revision(tmp_path):
 # library with items and messages, through search().
 
 fused = importlib.import_module("jezero.query.fused")
+rules = importlib.import_module("jezero.query.fused.rules")
 
 UPDATE_QUERY = "which school does my daughter go to now"
 OLD_SAID = "my daughter goes to Oakfield"
@@ -324,7 +325,7 @@ def test_the_newer_session_holding_the_querys_words_comes_first_when_the_items_d
                                   time_budget_ms=250)
         assert sessions(search(c, UPDATE_QUERY, lanes=("messages",), now=FUSED_NOW))[:2] == ["old", "new"]  # no near tie
         ratio = lane.evidence[("claude-local", "new")] / lane.evidence[("claude-local", "old")]
-        assert 1 / current_mod.MAX_LEAD <= ratio < 1 - fused.NEAR_TIE
+        assert 1 / current_mod.MAX_LEAD <= ratio < 1 - rules.NEAR_TIE
         hits = search(c, UPDATE_QUERY, now=FUSED_NOW, explain=True)
         assert sessions(hits)[:2] == ["new", "old"]  # nothing dropped: the old one is next
         placed = hits[0]["explain"]["placed"]

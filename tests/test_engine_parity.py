@@ -20,6 +20,7 @@ import pytest
 
 from jezero.config import SearchConfig
 from jezero.query import fused, recall, search
+from jezero.query import messages as mq
 from jezero.store import ItemRecord, Store, engines, open_readonly
 from jezero.store.messages import MessageRecord
 from test_query_engines import engine  # noqa: F401  (the parametrised fixture: fts5, tantivy)
@@ -42,8 +43,8 @@ def lane(path, engine, query, project=None):
     """Search's messages lane, answered by `engine` (with tantivy: its index, not the FTS5 loop)."""
     with open_readonly(path) as conn:
         if engine != "fts5":
-            terms = [t for t in fused.mq.terms_for(conn, query) if fused._ranking(t)]
-            assert fused.mq.engine_term_matches(conn, engine, terms, fused.mq.MessageFilters(), 10) is not None
+            terms = [t for t in mq.terms_for(conn, query) if fused._ranking(t)]
+            assert mq.engine_term_matches(conn, engine, terms, mq.MessageFilters(), 10) is not None
         return [h.session_id for h in fused.message_lane(conn, query, sources=None, source=None, project=project,
                                                           since=None, time_budget_ms=5000, engine=engine)]
 

@@ -1,4 +1,4 @@
-"""search() over both layers (jezero/query/fused.py): a session whose transcript holds the words
+"""search() over both layers (jezero/query/fused/): a session whose transcript holds the words
 ranks even when its item missed them, an item that names the subject still leads, the lanes can be
 chosen one by one, and the caller's sources bound the messages lane too."""
 
@@ -9,12 +9,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from jezero.query import QueryError, search
+from jezero.query import QueryError, bm25, search
 from jezero.query import messages as mq
 from jezero.store import ItemRecord, Store, open_readonly
 from jezero.store.messages import MessageRecord
 
 fused = importlib.import_module("jezero.query.fused")
+rules = importlib.import_module("jezero.query.fused.rules")
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=30)
 
@@ -65,7 +66,7 @@ def test_an_item_that_names_the_subject_still_ranks_shown_by_its_item(conn):
     assert sessions(hits)[:2] == ["watch", "title"]
     title = hits[1]["explain"]["fusion"]
     assert title["ranks"] == {"items": 1} and title["rule"].startswith("reciprocal rank fusion")
-    assert title["shares"]["items"] == pytest.approx(title["lanes"]["items"] * fused.UNHELD_GATE / (fused.RRF_K + 1))
+    assert title["shares"]["items"] == pytest.approx(title["lanes"]["items"] * rules.UNHELD_GATE / (rules.RRF_K + 1))
     assert hits[1]["title"] == "inotify max_user_watches for the dev server"  # shown by its item
     assert hits[0]["title"] == "Raise the file watcher limit"  # found by both: shown by its item too
 
@@ -90,12 +91,12 @@ def test_the_callers_sources_bound_the_messages_lane(conn):
 
 
 def test_a_very_common_word_is_read_at_its_newest_messages(conn, monkeypatch):
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 1)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 1)
     # "limit" is in two messages: the lane reads the newest only ("title", day 1) and says so
     hits = search(conn, "limit", now=NOW, explain=True, lanes=("messages",))
     assert sessions(hits) == ["title"]
     assert hits[0]["explain"]["fusion"]["capped_in_messages"] == ["limit"]
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 1000)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 1000)
     assert sorted(sessions(search(conn, "limit", now=NOW, lanes=("messages",)))) == ["title", "watch"]
 
 
@@ -114,7 +115,7 @@ def test_a_library_not_yet_migrated_is_searched_by_its_items(tmp_path):
 
 
 def test_a_phrase_of_common_words_and_short_words_are_left_to_the_items(conn, monkeypatch):
-    monkeypatch.setattr(fused, "PHRASE_MAX_ROWS", 1)
+    monkeypatch.setattr(rules, "PHRASE_MAX_ROWS", 1)
     hits = search(conn, "sysctl.d 524288 on", now=NOW, explain=True, lanes=("messages",))
     assert sessions(hits) == ["watch"]
     why = hits[0]["explain"]["fusion"]
@@ -143,7 +144,7 @@ def test_a_lane_whose_best_hits_all_score_alike_gives_way(tmp_path):
         why = hits[0]["explain"]["fusion"]
         # the items' scores all alike: no say; the messages lane separates its one clear hit
         assert why["lanes"]["items"] == 0.0
-        assert why["lanes"]["messages"] == pytest.approx(fused.MESSAGES_WEIGHT, rel=1e-3)
+        assert why["lanes"]["messages"] == pytest.approx(rules.MESSAGES_WEIGHT, rel=1e-3)
     finally:
         c.close()
 
@@ -153,9 +154,9 @@ def test_separation_of_a_lanes_scores():
     assert fused.separation([3.0]) == 1.0  # a single hit stands alone
     assert fused.separation([2.0, 2.0, 2.0]) == 0.0  # all alike: the order says nothing
     assert fused.separation([4.0, 0.0]) == 1.0  # nothing else scores
-    assert fused.separation([4.0, 2.0]) == pytest.approx(0.5 ** fused.SEPARATION_POWER)
-    deep = [10.0] + [9.0] * (fused.SEPARATION_DEPTH - 2) + [1.0, 0.5]
-    assert fused.separation(deep) == pytest.approx(0.9 ** fused.SEPARATION_POWER)  # read at the depth, not the last
+    assert fused.separation([4.0, 2.0]) == pytest.approx(0.5 ** rules.SEPARATION_POWER)
+    deep = [10.0] + [9.0] * (rules.SEPARATION_DEPTH - 2) + [1.0, 0.5]
+    assert fused.separation(deep) == pytest.approx(0.9 ** rules.SEPARATION_POWER)  # read at the depth, not the last
 
 
 def lane_library(tmp_path, records):
@@ -222,8 +223,8 @@ def test_an_item_whose_transcript_barely_holds_the_words_gives_way(tmp_path, mon
         hits = search(c, "greyhound plans", now=NOW, explain=True, limit=20)
         assert sessions(hits)[0] == "plans"
         tv = next(h for h in hits if h["session_id"] == "tv")["explain"]["fusion"]
-        assert tv["ranks"]["items"] == 1 and tv["shares"]["items"] < 0.01 * tv["lanes"]["items"] / (fused.RRF_K + 1)
-        monkeypatch.setattr(fused, "GATE_POWER", 0)  # without the gate the items' first would lead
+        assert tv["ranks"]["items"] == 1 and tv["shares"]["items"] < 0.01 * tv["lanes"]["items"] / (rules.RRF_K + 1)
+        monkeypatch.setattr(rules, "GATE_POWER", 0)  # without the gate the items' first would lead
         assert sessions(search(c, "greyhound plans", now=NOW))[0] == "tv"
     finally:
         c.close()
@@ -238,7 +239,7 @@ def test_fuse_takes_any_number_of_lanes(conn):
     out = fused.fuse(conn, [first, third], 10, explain=True)
     top = out[0]
     assert top["session_id"] == "other"  # 2.0 / 61 beats 1.0 / 61
-    assert top["explain"]["fusion"]["shares"]["vectors"] == pytest.approx(2.0 / (fused.RRF_K + 1))
+    assert top["explain"]["fusion"]["shares"]["vectors"] == pytest.approx(2.0 / (rules.RRF_K + 1))
     gated = fused.Ranked("vectors", 2.0, [(other["source"], "other")], [other], gate={})
     assert fused.fuse(conn, [first, gated], 10)[0]["session_id"] != "other"  # a gate of 0 takes its say away
 
@@ -287,8 +288,8 @@ def test_a_newer_session_lacking_a_name_of_the_query_is_not_moved_first(tmp_path
     try:
         query = "airflow dags test tripdata_nightly"
         assert sessions(search(c, query, now=NOW))[0] == "orch1"
-        monkeypatch.setattr(fused, "NAMES_RULE", False)
-        monkeypatch.setattr(fused, "CURRENT_COVERAGE", 0)
+        monkeypatch.setattr(rules, "NAMES_RULE", False)
+        monkeypatch.setattr(rules, "CURRENT_COVERAGE", 0)
         assert sessions(search(c, query, now=NOW))[0] == "orch2"  # without the rules it moved
     finally:
         c.close()
@@ -314,7 +315,7 @@ def test_the_messages_lane_weighs_a_word_by_the_sessions_that_hold_it(tmp_path):
     try:
         assert sessions(search(c, "backfill total trips", lanes=("messages",), now=NOW))[0] == "backfill"
         monkeypatch = pytest.MonkeyPatch()
-        monkeypatch.setattr(fused, "SESSION_IDF", False)
+        monkeypatch.setattr(rules, "SESSION_IDF", False)
         try:
             assert sessions(search(c, "backfill total trips", lanes=("messages",), now=NOW))[0] != "backfill"
         finally:
@@ -336,11 +337,11 @@ def test_a_session_holding_the_rarer_words_too_comes_first(tmp_path, monkeypatch
         *(item(f"c{i}", "c", "c", [("user", f"cluster and upgrade notes {i} {filler}")], day=6 + i) for i in range(3)),
         *(item(f"o{i}", "o", "o", [("user", f"other notes {i}")], day=9 + i) for i in range(6)),
     ]
-    monkeypatch.setattr(fused, "NEAR_TIE", 0)  # "two" is newer and near: this test pins coverage alone
+    monkeypatch.setattr(rules, "NEAR_TIE", 0)  # "two" is newer and near: this test pins coverage alone
     c = lane_library(tmp_path, records)
     try:
         assert sessions(search(c, "k3s cluster upgrade", lanes=("messages",), now=NOW))[0] == "all"
-        monkeypatch.setattr(fused, "COVERAGE_POWER", 0)
+        monkeypatch.setattr(rules, "COVERAGE_POWER", 0)
         assert sessions(search(c, "k3s cluster upgrade", lanes=("messages",), now=NOW))[0] == "two"
     finally:
         c.close()
@@ -369,11 +370,11 @@ def test_on_a_near_tie_the_messages_lane_puts_the_newer_session_first(tmp_path, 
         assert lane[0].near_tie
         gate = fused.items_ranked(hits, lane).gate  # the lane's hits stand in for item hits
         assert gate and max(gate.values()) == pytest.approx(1.0)
-        monkeypatch.setattr(fused, "NEAR_TIE", 0)
+        monkeypatch.setattr(rules, "NEAR_TIE", 0)
         assert sessions(search(c, query, lanes=("messages",), now=NOW))[:2] == ["old", "new"]
     finally:
         c.close()
-    monkeypatch.setattr(fused, "NEAR_TIE", 0.1)
+    monkeypatch.setattr(rules, "NEAR_TIE", 0.1)
     c = library(tmp_path / "far", "after half term and a long talk with the head we moved my daughter to Riverside "
                                   "Academy in the next town over, she is much happier there")
     try:
@@ -411,7 +412,7 @@ def test_the_lead_a_revision_may_overcome_is_read_in_the_lane_that_ranks_it_best
         hits = search(c, query, now=NOW, explain=True)
         assert sessions(hits)[:2] == ["rl2", "rl1"]
         assert hits[0]["explain"]["placed"]["rule"] == "current_first"
-        monkeypatch.setattr(fused, "LEAD_BY_EITHER_LANE", False)  # the items' lead alone: the old one stays
+        monkeypatch.setattr(rules, "LEAD_BY_EITHER_LANE", False)  # the items' lead alone: the old one stays
         assert sessions(search(c, query, now=NOW))[:2] == ["rl1", "rl2"]
     finally:
         c.close()
@@ -446,7 +447,7 @@ def test_a_revision_naming_the_old_choice_moves_though_its_transcript_says_it_in
         assert sessions(hits)[:2] == ["cg2", "cg1"]
         assert hits[0]["explain"]["placed"]["names_it_replaced"] is True
         ours, theirs = (h["explain"]["fusion"]["matched_terms"] for h in hits[:2])
-        assert len(ours) < fused.CURRENT_COVERAGE * len(theirs)  # the transcript test alone would refuse it
+        assert len(ours) < rules.CURRENT_COVERAGE * len(theirs)  # the transcript test alone would refuse it
         monkeypatch.setattr(importlib.import_module("jezero.query.current"), "NAMED_REVISION", False)
         assert sessions(search(c, query, now=NOW))[:2] == ["cg1", "cg2"]
     finally:
@@ -458,7 +459,7 @@ def test_an_item_whose_transcript_the_lane_never_read_keeps_its_say(tmp_path, mo
     # 3): it reads the newest three of each, so it never looks at "render", the old session whose
     # item is about that file and whose transcript holds it. "named" is as old, its summary names
     # the file too, but its transcript does not: it must stay without a say.
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 3)
     c = render_library(tmp_path)
     try:
         query = "invoices/render.py"
@@ -468,15 +469,15 @@ def test_an_item_whose_transcript_the_lane_never_read_keeps_its_say(tmp_path, mo
         render = hits[order.index("render")]["explain"]["fusion"]
         named = hits[order.index("named")]["explain"]["fusion"]
         # its own messages hold the file, as the lane's best sessions do: its whole say (gate 1)
-        whole_say = render["lanes"]["items"] / (fused.RRF_K + render["ranks"]["items"])
+        whole_say = render["lanes"]["items"] / (rules.RRF_K + render["ranks"]["items"])
         assert render["shares"]["items"] == pytest.approx(whole_say)
         assert named["shares"]["items"] == 0  # a title match alone still has no say
         assert order.index("render") < order.index("named")
-        monkeypatch.setattr(fused, "READ_UNREAD", False)  # "not read" read as "not held"
+        monkeypatch.setattr(rules, "READ_UNREAD", False)  # "not read" read as "not held"
         hits = search(c, query, now=NOW, explain=True)
         render = next(h for h in hits if h["session_id"] == "render")["explain"]["fusion"]
         assert render["shares"]["items"] == 0
-        monkeypatch.setattr(fused, "READ_UNREAD", True)
+        monkeypatch.setattr(rules, "READ_UNREAD", True)
         # everyday words are not read again (READ_NAMES): "render" said plainly stays unread
         hits = search(c, "render invoices", now=NOW, explain=True)
         render = next(h for h in hits if h["session_id"] == "render")["explain"]["fusion"]
@@ -525,11 +526,11 @@ def test_an_items_gate_compares_it_with_the_sessions_holding_as_many_of_the_word
         assert gate["gate"] == 1.0 and gate["compared_with"] == pytest.approx(gate["evidence"])
         assert gate["compared_with"] < gate["lane_best"] and gate["held_terms"] == ["notifications", "push"]
         assert gate["evidence_from"] == "messages_lane"
-        whole_say = by["push"]["fusion"]["lanes"]["items"] / (fused.RRF_K + by["push"]["fusion"]["ranks"]["items"])
+        whole_say = by["push"]["fusion"]["lanes"]["items"] / (rules.RRF_K + by["push"]["fusion"]["ranks"]["items"])
         assert by["push"]["fusion"]["shares"]["items"] == pytest.approx(whole_say)
         weak = by["weak"]["gate"]
         assert weak["compared_with"] == pytest.approx(weak["lane_best"]) and weak["gate"] < 0.01
-        monkeypatch.setattr(fused, "COVERAGE_GATE", False)  # every session compared with the lane's best
+        monkeypatch.setattr(rules, "COVERAGE_GATE", False)  # every session compared with the lane's best
         hits = search(c, query, now=NOW, explain=True)
         assert sessions(hits)[0] == "rare"
         push = next(h for h in hits if h["session_id"] == "push")["explain"]["gate"]
@@ -542,7 +543,7 @@ def test_a_word_held_by_half_the_sessions_or_more_does_not_count_for_the_gate():
     # bm25's IDF floor: such a word says nothing, so it does not lift a session to a tier of its own
     evidence = {("s", "best"): 10.0, ("s", "common"): 1.0}
     held = {("s", "best"): {"provider"}, ("s", "common"): {"push", "app"}}
-    bar = fused.coverage_bars(evidence, held, {"provider": 2.0, "push": 0.3, "app": fused.bm25.IDF_FLOOR})
+    bar = fused.coverage_bars(evidence, held, {"provider": 2.0, "push": 0.3, "app": bm25.IDF_FLOOR})
     assert bar(("s", "common")) == 10.0  # one word that counts, as `best`: compared with it
     bar = fused.coverage_bars(evidence, held, {"provider": 2.0, "push": 0.3, "app": 0.3})
     assert bar(("s", "common")) == 1.0  # two words that count: the best of those holding two
@@ -570,7 +571,7 @@ def test_the_words_read_in_an_unread_session_are_held_for_the_current_first(tmp_
     # (its names rule and CURRENT_COVERAGE read what each transcript holds) sees "render" holding
     # it, so a newer hit lacking the file may not move before it; read as holding nothing, any
     # newer hit could. `explain` says the gate came from that read, and which words it found.
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 3)
     seen = {}
     real = fused.current_first
 
@@ -590,7 +591,7 @@ def test_the_words_read_in_an_unread_session_are_held_for_the_current_first(tmp_
         assert "invoices/render.py" in seen["held"][("claude-local", "render")]
         named = next(h for h in hits if h["session_id"] == "named")["explain"]["gate"]
         assert named["evidence_from"] == "none" and named["gate"] == 0
-        monkeypatch.setattr(fused, "READ_HELD", False)
+        monkeypatch.setattr(rules, "READ_HELD", False)
         search(c, query, now=NOW)
         assert ("claude-local", "render") not in seen["held"]
     finally:
@@ -624,7 +625,7 @@ def test_a_common_words_expression_for_unread_sessions_is_its_held_forms(tmp_pat
     # "rendered"), which match the same messages as all five forms, looked up once, on first use.
     if store_backend == "postgres":
         pytest.skip("unread_evidence reads FTS5 (messages_fts), which a PostgreSQL library has not")
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 3)
     records = [item(f"s{i}", f"Standup {i}", "Notes.", [("user", "the render is slow"), ("assistant", "noted")],
                     day=i) for i in range(5)]
     records.append(item("old", "Old", "Notes.", [("user", "it rendered twice")], day=0))

@@ -1,4 +1,4 @@
-"""The fused current-first (jezero/query/fused.py current_first) does not move a newer session
+"""The fused current-first (jezero/query/fused/ current_first) does not move a newer session
 before an anchor that only the messages lane found (UNFOUND_ANCHOR), on both engines.
 
 The subject the current-first compares is the items' (title and atoms): "a newer session on the
@@ -17,7 +17,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from jezero.config import SearchConfig
-from jezero.query import fused, search
+from jezero.query import search
+from jezero.query.fused import rules
 from jezero.store import open_readonly
 from test_query_engines import engine, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
@@ -61,7 +62,7 @@ def test_an_anchor_only_the_transcripts_found_is_not_displaced_by_its_items_subj
     order, hits = ranked(path, engine)
     assert order[:2] == ["said", "again"]  # `said` holds `learning` and `app`; `again` holds `app`
     assert "items" not in hits[0]["explain"]["fusion"]["ranks"]  # its item says none of the words
-    monkeypatch.setattr(fused, "UNFOUND_ANCHOR", False)
+    monkeypatch.setattr(rules, "UNFOUND_ANCHOR", False)
     order, hits = ranked(path, engine)
     assert order[:2] == ["again", "said"]  # without the rule: the newer chat of that title first
     assert hits[0]["explain"]["placed"]["rule"] == "current_first"

@@ -1,4 +1,4 @@
-"""The messages lane's places held by words read at their newest rows only (jezero/query/fused.py,
+"""The messages lane's places held by words read at their newest rows only (jezero/query/fused/,
 CAPPED_ALONE), on both engines.
 
 A word in more than LANE_MAX_ROWS messages is read at its newest LANE_MAX_ROWS, each scoring
@@ -19,7 +19,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from jezero.config import SearchConfig
-from jezero.query import fused, search
+from jezero.query import search
+from jezero.query.fused import rules
 from jezero.store import Store, open_readonly
 from test_query_engines import engine, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
@@ -38,7 +39,7 @@ def capped_library(tmp_path, engine, monkeypatch):  # noqa: F811
     item is about TLS, says `tls` once; so do 30 sessions of handshake logs (days 10-39) whose items
     say nothing of it: `tls` is common, read at its newest rows, and the five logs newer than
     `certs` come before it in the lane."""
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", LANE_ROWS)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", LANE_ROWS)
     path = tmp_path / "lib.sqlite3"
     records = [
         session("cron", 1, ["the cron job renewed it overnight", "good"], "Nightly cron jobs"),
@@ -66,7 +67,7 @@ def test_places_held_by_common_words_alone_count_for_sessions_the_items_found(ca
         assert why[f"log{n}"]["ranks"]["messages"] < why["certs"]["ranks"]["messages"]
         assert why[f"log{n}"]["shares"]["messages"] == 0 and why[f"log{n}"]["messages_no_say"] == "capped_alone"
     assert "messages_no_say" not in why["certs"]
-    monkeypatch.setattr(fused, "CAPPED_ALONE", False)
+    monkeypatch.setattr(rules, "CAPPED_ALONE", False)
     order, why = ranked(capped_library, engine)
     assert order.index("certs") > order.index("log39")  # without the rule: the newest logs first
 

@@ -1,5 +1,5 @@
 """A revision the items lane's current-first placed keeps its place when the messages lane could
-not weigh its transcript (jezero/query/fused.py, CAPPED_REVISION), on both engines.
+not weigh its transcript (jezero/query/fused/, CAPPED_REVISION), on both engines.
 
 The query's words in the revision's transcript are common (read by the lane at their newest
 LANE_MAX_ROWS messages, each scoring alike): the lane never read it, READ_UNREAD found the word
@@ -14,7 +14,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from jezero.config import SearchConfig
-from jezero.query import fused, search
+from jezero.query import search
+from jezero.query.fused import rules
 from jezero.store import open_readonly
 from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
@@ -32,7 +33,7 @@ def library(path, engine, monkeypatch):  # noqa: F811
     moved the certificates to cert-manager, its transcript says `tls` alone; 24 newer logs say `tls`
     (common: read at its newest 12 messages, which never reach `new`; a third of the
     sessions of those rows' time, so READ_UNREAD reads it), between other work."""
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 12)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 12)
     records = [
         session("old", 0, ["hello team", "the tls certificates come from certbot", "the cron job renewed them"],
                 "TLS certificates issued by certbot", "TLS certificates are issued by certbot and renewed by cron."),
@@ -61,7 +62,7 @@ def test_a_placed_revision_whose_transcript_holds_only_common_words_stands(tmp_p
     assert why["new"]["placed"]["rule"] == "capped_revision" and why["new"]["placed"]["held_terms"] == ["tls"]
     assert "messages" not in why["new"]["fusion"]["ranks"]  # the lane never read it
     assert why["old"]["fusion"]["ranks"]["messages"] == 1  # `renewed`, at full bm25
-    monkeypatch.setattr(fused, "CAPPED_REVISION", False)
+    monkeypatch.setattr(rules, "CAPPED_REVISION", False)
     order, why = ranked(path, engine)
     assert order[:2] == ["old", "new"]  # as before: the evidence test read `new` as holding nothing
 
@@ -72,12 +73,12 @@ def test_a_read_session_holding_common_words_alone_is_gated_against_its_like(tmp
     # `renewed` at full bm25, so the gate read ~0; compared with the sessions whose evidence is
     # common words alone (the `tls` logs, scoring alike), it is ~1
     path = library(tmp_path, engine, monkeypatch)
-    monkeypatch.setattr(fused, "INHERIT_GATE", False)  # its own gate, not the one it was placed before
+    monkeypatch.setattr(rules, "INHERIT_GATE", False)  # its own gate, not the one it was placed before
     _, why = ranked(path, engine)
     gate = why["new"]["gate"]
     assert gate["evidence_from"] == "read_unread" and gate["read_terms"] == ["tls"]
     assert gate["gate"] > 0.9 and gate["compared_with"] < why["old"]["gate"]["evidence"]
-    monkeypatch.setattr(fused, "READ_ALIKE", False)
+    monkeypatch.setattr(rules, "READ_ALIKE", False)
     _, why = ranked(path, engine)
     assert why["new"]["gate"]["gate"] < 0.01
 
@@ -88,7 +89,7 @@ def test_a_common_word_read_as_written_stays_common_for_the_placed_revision(tmp_
     # is common and also read as written (WRITTEN_FORM): `new` holds it, and only it, at bm25;
     # `old` holds it and `renewed`. The revision's transcript holds the query's common word alone,
     # as before the written form was read: the items' judgement of the pair stands.
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 12)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 12)
     query = "how are certificates issued and renewed"
     records = [
         session("old", 0, ["hello team", "the certificates come from certbot", "the cron job renewed them"],
@@ -113,5 +114,5 @@ def test_a_common_word_read_as_written_stays_common_for_the_placed_revision(tmp_
     assert first[:2] == ["new", "old"]
     assert why["new"]["placed"]["rule"] == "capped_revision"
     assert '"certificates"' in why["new"]["placed"]["held_terms"]
-    monkeypatch.setattr(fused, "WRITTEN_STAYS_CAPPED", False)
+    monkeypatch.setattr(rules, "WRITTEN_STAYS_CAPPED", False)
     assert order()[0][:2] == ["old", "new"]

@@ -1,4 +1,4 @@
-"""The messages lane's common words (jezero/query/fused.py, WINDOW_DENSITY): a word in more than
+"""The messages lane's common words (jezero/query/fused/, WINDOW_DENSITY): a word in more than
 LANE_MAX_ROWS messages is read at its newest ones, and weighs as held by its share of the sessions
 within those messages' time, not by the few sessions they reached."""
 
@@ -12,6 +12,7 @@ from jezero.store import ItemRecord, Store, open_readonly
 from jezero.store.messages import MessageRecord
 
 fused = importlib.import_module("jezero.query.fused")
+rules = importlib.import_module("jezero.query.fused.rules")
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=40)
 
@@ -45,19 +46,19 @@ def test_a_word_every_session_holds_does_not_outrank_a_rarer_one_through_its_new
     # and, by those alone, would weigh it as a word three sessions of ten hold, above `greyhound`
     # (four of ten), so the newest small talk came first. Every session within those messages'
     # time holds it: it weighs as held by all ten, and the sessions holding `greyhound` lead.
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 20)
-    monkeypatch.setattr(fused, "NEAR_TIE", 0)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 20)
+    monkeypatch.setattr(rules, "NEAR_TIE", 0)
     c = library(tmp_path)
     try:
         hits = search(c, "Maya greyhound", lanes=("messages",), now=NOW, explain=True)
         assert set(h["session_id"] for h in hits[:4]) == {"s0", "s1", "s2", "s3"}
         assert hits[0]["explain"]["fusion"]["capped_in_messages"] == ["Maya"]
-        monkeypatch.setattr(fused, "WINDOW_DENSITY", False)
+        monkeypatch.setattr(rules, "WINDOW_DENSITY", False)
         before = search(c, "Maya greyhound", lanes=("messages",), now=NOW)
         assert before[0]["session_id"] in {"s7", "s8", "s9"}  # the newest small talk first
         # a window wider than WINDOW_MAX_ITEMS (its rows span 3 items here) is left as before
-        monkeypatch.setattr(fused, "WINDOW_DENSITY", True)
-        monkeypatch.setattr(fused, "WINDOW_MAX_ITEMS", 3)
+        monkeypatch.setattr(rules, "WINDOW_DENSITY", True)
+        monkeypatch.setattr(rules, "WINDOW_MAX_ITEMS", 3)
         assert search(c, "Maya greyhound", lanes=("messages",), now=NOW) == before
     finally:
         c.close()
@@ -66,8 +67,8 @@ def test_a_word_every_session_holds_does_not_outrank_a_rarer_one_through_its_new
 def test_the_estimate_reads_the_sessions_within_the_filters(tmp_path, monkeypatch):
     # Another project's sessions (after these, none holding `Maya`) do not dilute the estimate:
     # within the project, every session of the window holds the word.
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 20)
-    monkeypatch.setattr(fused, "NEAR_TIE", 0)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 20)
+    monkeypatch.setattr(rules, "NEAR_TIE", 0)
     c = library(tmp_path)
     c.close()
     with Store(tmp_path / "lib.sqlite3") as store:
@@ -85,8 +86,8 @@ def test_the_estimate_reads_the_sessions_within_the_filters(tmp_path, monkeypatc
 def test_the_window_is_counted_over_the_sources_only_until_it_reaches_the_cap(tmp_path, monkeypatch):
     # Ten sources of one session each after the word's oldest read row: with a cap of 3, the count
     # stops at the third source, and the lane answers as when every source is counted in full.
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 20)
-    monkeypatch.setattr(fused, "NEAR_TIE", 0)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 20)
+    monkeypatch.setattr(rules, "NEAR_TIE", 0)
     c = library(tmp_path)
     c.close()
     with Store(tmp_path / "lib.sqlite3") as store:
@@ -96,17 +97,17 @@ def test_the_window_is_counted_over_the_sources_only_until_it_reaches_the_cap(tm
     counted = []
     c.exec_trace = lambda cursor, sql, bindings: counted.append(sql) or True
     try:
-        monkeypatch.setattr(fused, "WINDOW_MAX_ITEMS", 3)
+        monkeypatch.setattr(rules, "WINDOW_MAX_ITEMS", 3)
         fast = fused.message_lane(c, "Maya greyhound", sources=None, source=None, project=None, since=None,
                                   time_budget_ms=1000)
         windows = [s for s in counted if "i.occurred_at >= ?" in s]
         assert 1 <= len(windows) <= 3  # not one per source (11)
-        monkeypatch.setattr(fused, "WINDOW_MAX_ITEMS", 10_000)
+        monkeypatch.setattr(rules, "WINDOW_MAX_ITEMS", 10_000)
         counted.clear()
         wide = fused.message_lane(c, "Maya greyhound", sources=None, source=None, project=None, since=None,
                                   time_budget_ms=1000)
         assert len([s for s in counted if "i.occurred_at >= ?" in s]) == 11  # under the cap: every source
-        monkeypatch.setattr(fused, "WINDOW_DENSITY", False)
+        monkeypatch.setattr(rules, "WINDOW_DENSITY", False)
         plain = fused.message_lane(c, "Maya greyhound", sources=None, source=None, project=None, since=None,
                                    time_budget_ms=1000)
         # over the cap the word is left as without the estimate; under it the estimate applies
@@ -114,7 +115,7 @@ def test_the_window_is_counted_over_the_sources_only_until_it_reaches_the_cap(tm
         assert [(h.session_id, h.match.bm25) for h in wide] != [(h.session_id, h.match.bm25) for h in plain]
         # with a since, the window's index search starts at the later of it and the oldest row read
         # (two lower bounds made it start at the since and walk every item after it)
-        monkeypatch.setattr(fused, "WINDOW_DENSITY", True)
+        monkeypatch.setattr(rules, "WINDOW_DENSITY", True)
         counted.clear()
         since = (T0 + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         fused.message_lane(c, "Maya greyhound", sources=None, source=None, project=None, since=since,

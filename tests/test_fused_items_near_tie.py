@@ -1,5 +1,5 @@
 """Two sessions whose transcripts the messages lane cannot tell apart (as many of the query's words,
-evidence within its near tie) are ordered by the items lane (jezero/query/fused.py,
+evidence within its near tie) are ordered by the items lane (jezero/query/fused/,
 ITEMS_ON_NEAR_TIE), on both engines.
 
 Seen padded (benchmarks/retrieval, coding, `state management library in the tidepool app`): the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from jezero.query import fused
+from jezero.query.fused import rules
 from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
@@ -28,7 +28,7 @@ def library(path, engine, monkeypatch):  # noqa: F811
     is about a build, saying `library`; its transcript says `library` once, in a message as long.
     24 newer crash logs say `app` (common: read at its newest 12 messages, which never reach
     `chosen`; the lane read `chosen` through `dashboard`, so READ_UNREAD does not read it)."""
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 12)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 12)
     records = [
         message_session("chosen", T0, ["the dashboard needs something, we settled it today",
                                        "fine, the app gets it next week"],
@@ -55,11 +55,11 @@ def test_the_items_order_decides_between_transcripts_the_messages_lane_cannot_te
     order, why = ranked(path, engine)
     assert order[:2] == ["chosen", "other"]
     assert why["chosen"]["placed"]["rule"] == "items_on_near_tie"
-    assert why["chosen"]["placed"]["evidence_share"] >= 1 - fused.NEAR_TIE
+    assert why["chosen"]["placed"]["evidence_share"] >= 1 - rules.NEAR_TIE
     assert why["chosen"]["placed"]["held_terms"] == ["dashboard"]  # `app` was never read there
     assert why["chosen"]["fusion"]["capped_in_messages"] == ["app"]
     assert why["chosen"]["fusion"]["ranks"] == {"items": 1, "messages": 2}
     assert why["other"]["fusion"]["ranks"] == {"items": 2, "messages": 1}
-    monkeypatch.setattr(fused, "ITEMS_ON_NEAR_TIE", False)
+    monkeypatch.setattr(rules, "ITEMS_ON_NEAR_TIE", False)
     order, _ = ranked(path, engine)
     assert order[:2] == ["other", "chosen"]  # the messages lane's order, by a near tie, put `other` first

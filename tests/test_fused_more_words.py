@@ -1,5 +1,5 @@
 """A session whose transcript holds every query word the hit above it holds, and more, at a higher
-evidence, is not passed by it through the items lane's small gated share (jezero/query/fused.py,
+evidence, is not passed by it through the items lane's small gated share (jezero/query/fused/,
 MORE_WORDS_HELD), on both engines.
 
 Seen padded (benchmarks/retrieval, long chats, `which language am I learning on the app`): the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from jezero.query import fused
+from jezero.query.fused import rules
 from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
@@ -59,6 +59,6 @@ def test_a_session_holding_more_of_the_query_words_is_not_passed_by_the_items_sh
     assert why["said"]["placed"]["held_terms"] == ["app", "learning"]
     assert why["said"]["fusion"]["ranks"]["messages"] == 1 and "items" not in why["said"]["fusion"]["ranks"]
     assert why["apps"]["fusion"]["ranks"]["items"] == 1 and 0 < why["apps"]["gate"]["gate"] < 0.5
-    monkeypatch.setattr(fused, "MORE_WORDS_HELD", False)
+    monkeypatch.setattr(rules, "MORE_WORDS_HELD", False)
     order, _ = ranked(path, engine)
     assert order[:2] == ["apps", "said"]  # the items' small share put the session holding `app` alone first

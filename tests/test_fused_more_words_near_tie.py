@@ -1,6 +1,6 @@
 """A session whose transcript holds every query word the hit above it holds, and more, at an evidence
 within the lane's near tie, goes before it when the items lane ranks it higher too
-(jezero/query/fused.py, MORE_WORDS_HELD with MORE_WORDS_NEAR_TIE), on both engines.
+(jezero/query/fused/, MORE_WORDS_HELD with MORE_WORDS_NEAR_TIE), on both engines.
 
 Seen padded (benchmarks/retrieval, coding A, `dbt build --select staging`): data-dbt-unique's
 transcript holds `dbt`, `--select` and `staging` (18.6), data-orch-3's `dbt` and `--select` alone
@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from jezero.query import fused
+from jezero.query.fused import rules
 from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
@@ -42,7 +43,7 @@ def library(path, engine):  # noqa: F811
 
 def test_a_session_holding_more_words_on_a_near_tie_the_items_agree_with_comes_first(tmp_path, engine,  # noqa: F811
                                                                                       monkeypatch):
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 5)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 5)
     path = library(tmp_path, engine)
     order, why = explained(path, QUERY, engine, NOW)
     assert order[:2] == ["unique", "orch"]
@@ -50,14 +51,14 @@ def test_a_session_holding_more_words_on_a_near_tie_the_items_agree_with_comes_f
     assert why["unique"]["placed"]["held_terms"] == ["--select", "build", "dbt", "staging"]
     assert why["unique"]["fusion"]["ranks"]["items"] == 1 and why["unique"]["fusion"]["ranks"]["messages"] == 2
     share = why["unique"]["gate"]["evidence"] / why["orch"]["gate"]["evidence"]
-    assert 1 - fused.NEAR_TIE <= share < 1  # a near tie, the session above it scoring more
-    monkeypatch.setattr(fused, "MORE_WORDS_NEAR_TIE", False)
+    assert 1 - rules.NEAR_TIE <= share < 1  # a near tie, the session above it scoring more
+    monkeypatch.setattr(rules, "MORE_WORDS_NEAR_TIE", False)
     order, _ = explained(path, QUERY, engine, NOW)
     assert order[:2] == ["orch", "unique"]  # the lane's 1st, scoring a little more on fewer words
 
 
 def test_not_when_the_items_rank_the_upper_session_higher(tmp_path, engine, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 5)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 5)
     path = library(tmp_path, engine)
     # the same pair with the items' order read the other way round: the lower hit no longer ranked
     # higher there, the lane's order stands

@@ -1,5 +1,5 @@
 """The fused current-first's names rule when the query's name was left out of the messages lane
-(jezero/query/fused.py, NAMES_LEFT_OUT), on both engines.
+(jezero/query/fused/, NAMES_LEFT_OUT), on both engines.
 
 A query naming a file, a command or a flag asks where it was, not what is current: a newer hit
 moves before an anchor only when its transcript holds every name of the query the anchor's holds
@@ -16,7 +16,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from jezero.config import SearchConfig
-from jezero.query import fused, search
+from jezero.query import search
+from jezero.query.fused import rules
 from jezero.store import open_readonly
 from test_query_engines import engine, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
@@ -50,14 +51,14 @@ def ranked(path, engine):  # noqa: F811
 
 
 def test_a_name_left_out_of_the_lane_is_read_in_the_items(tmp_path, engine, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(fused, "PHRASE_MAX_ROWS", 1)  # the name's words in more messages than this: left out
+    monkeypatch.setattr(rules, "PHRASE_MAX_ROWS", 1)  # the name's words in more messages than this: left out
     path = library(tmp_path / "lib.sqlite3", engine)
     order, hits = ranked(path, engine)
     assert "tripdata/clean.py" in hits[0]["explain"]["fusion"]["left_out_of_messages"]
     assert order[:2] == ["edited", "later"]
     assert "items" not in hits[1]["explain"]["fusion"]["ranks"]  # `later`: its item names no file
-    monkeypatch.setattr(fused, "NAMES_LEFT_OUT", False)
-    monkeypatch.setattr(fused, "NAMES_READ", False)  # (which reads the name in the hits' transcripts)
+    monkeypatch.setattr(rules, "NAMES_LEFT_OUT", False)
+    monkeypatch.setattr(rules, "NAMES_READ", False)  # (which reads the name in the hits' transcripts)
     order, hits = ranked(path, engine)
     assert order[:2] == ["later", "edited"]  # without the rule: the newer session of that title first
     assert hits[0]["explain"]["placed"]["rule"] == "current_first"

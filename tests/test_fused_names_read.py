@@ -1,5 +1,5 @@
 """A name of the query that the messages lane left out is read in the fused hits' transcripts, and
-the hits holding it come first (jezero/query/fused.py, NAMES_READ), on both engines.
+the hits holding it come first (jezero/query/fused/, NAMES_READ), on both engines.
 
 Seen padded (benchmarks/retrieval, coding A, `tripdata/clean.py` and `app/services/pdf.py`): with
 2,000 distractor sessions the name's words (`tripdata`, `clean`, `py`) are in more than
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from jezero.query import fused
+from jezero.query.fused import rules
 from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
@@ -44,13 +44,13 @@ def library(path, engine):  # noqa: F811
 
 def test_a_hit_whose_transcript_holds_the_name_left_out_of_the_lane_comes_first(tmp_path, engine,  # noqa: F811
                                                                                   monkeypatch):
-    monkeypatch.setattr(fused, "PHRASE_MAX_ROWS", 1)  # the name's words in more messages than this: left out
+    monkeypatch.setattr(rules, "PHRASE_MAX_ROWS", 1)  # the name's words in more messages than this: left out
     path = library(tmp_path, engine)
     order, why = explained(path, QUERY, engine, NOW)
     assert QUERY in why["edited"]["fusion"]["left_out_of_messages"]
     assert order[:2] == ["edited", "parts"]
     assert why["edited"]["placed"] == {"rule": "names_read", "names": [QUERY]}
-    monkeypatch.setattr(fused, "NAMES_READ", False)
+    monkeypatch.setattr(rules, "NAMES_READ", False)
     order, why = explained(path, QUERY, engine, NOW)
     assert order[:2] == ["parts", "edited"]  # the parts said in short messages, and an item about them, lead
     assert set(why["parts"]["fusion"]["matched_terms"]) == {"tripdata", "clean"}

@@ -1,6 +1,6 @@
 """When the messages lane read a query word at its newest rows only, the fused hits' transcripts
 are read for it; a query word held by fewer than half of the hits tells them apart, and the hits
-holding one go before the hits holding none (jezero/query/fused.py, PAGE_WORDS), on both engines.
+holding one go before the hits holding none (jezero/query/fused/, PAGE_WORDS), on both engines.
 
 Seen padded (benchmarks/retrieval, coding A, `plume parser implementation`): `parser` is in half
 the library (the distractors' file names), read at its newest rows, which never reach the plume
@@ -14,7 +14,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from jezero.config import SearchConfig
-from jezero.query import fused, search
+from jezero.query import search
+from jezero.query.fused import rules
 from jezero.store import open_readonly
 from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
@@ -45,7 +46,7 @@ def library(path, engine):  # noqa: F811
 
 
 def test_the_hits_holding_a_word_that_tells_the_page_apart_come_first(tmp_path, engine, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 10)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 10)
     path = library(tmp_path, engine)
     order, why = explained(path, QUERY, engine, NOW)
     assert why["pratt"]["fusion"]["capped_in_messages"] == ["parser"]
@@ -53,7 +54,7 @@ def test_the_hits_holding_a_word_that_tells_the_page_apart_come_first(tmp_path, 
     assert why["pratt"]["placed"] == {"rule": "page_words", "words": ["parser"]}
     # the newest config session, held by the lane for `parser`, holds it too: it comes next
     assert order[1] == "cfg11" and set(order[2:10]) == {f"topic{n}" for n in range(8)}
-    monkeypatch.setattr(fused, "PAGE_WORDS", False)
+    monkeypatch.setattr(rules, "PAGE_WORDS", False)
     order, _ = explained(path, QUERY, engine, NOW)
     assert order.index("pratt") == 8  # after the eight sessions saying `plume` in shorter messages
 
@@ -63,18 +64,18 @@ def test_not_when_the_lane_read_every_message_of_the_query_words(tmp_path, engin
     order, why = explained(path, QUERY, engine, NOW)
     assert why[order[0]]["fusion"]["capped_in_messages"] == []
     assert all(why[k].get("placed", {}).get("rule") != "page_words" for k in order)
-    monkeypatch.setattr(fused, "PAGE_WORDS", False)
+    monkeypatch.setattr(rules, "PAGE_WORDS", False)
     assert explained(path, QUERY, engine, NOW)[0] == order
 
 
 def test_the_page_is_the_same_for_a_smaller_limit(tmp_path, engine, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 10)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 10)
     path = library(tmp_path, engine)
     with open_readonly(path) as conn:
         ten, three = (search(conn, QUERY, options=SearchConfig(engine=engine), now=NOW, limit=n) for n in (10, 3))
     assert [h["session_id"] for h in three] == [h["session_id"] for h in ten][:3]
     assert three[0]["session_id"] == "pratt"
-    monkeypatch.setattr(fused, "PAGE_HITS", 3)  # the page cut to the limit: three sessions saying `plume` alone
+    monkeypatch.setattr(rules, "PAGE_HITS", 3)  # the page cut to the limit: three sessions saying `plume` alone
     with open_readonly(path) as conn:
         assert "pratt" not in [h["session_id"] for h in search(conn, QUERY, options=SearchConfig(engine=engine),
                                                                 now=NOW, limit=3)]

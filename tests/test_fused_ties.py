@@ -1,5 +1,5 @@
 """The messages lane's answer does not depend on the order an engine gives equal scores in
-(jezero/query/fused.py, TIE_BY_ID), on both engines (one fixture over the engine's name).
+(jezero/query/fused/, TIE_BY_ID), on both engines (one fixture over the engine's name).
 
 A session scores, per term, its best message's bm25 for it, and sessions scoring alike are
 ordered by their best message's id (then NEAR_TIE reads its time). FTS5's lane reads a term's
@@ -18,7 +18,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from jezero.config import SearchConfig
-from jezero.query import fused, search
+from jezero.query import search
+from jezero.query.fused import rules
 from jezero.store import ItemRecord, engines, open_readonly
 from jezero.store.messages import MessageRecord
 from test_query_engines import engine, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
@@ -94,7 +95,7 @@ def test_of_a_sessions_messages_scoring_alike_the_newest_is_its_best(tie_library
 def test_without_the_rule_the_answer_moves_with_the_storage_order(tie_library, engine, monkeypatch):  # noqa: F811
     if engine == "fts5":
         pytest.skip("FTS5 gives a term's messages newest first: its answer was never the engine's order")
-    monkeypatch.setattr(fused, "TIE_BY_ID", False)
+    monkeypatch.setattr(rules, "TIE_BY_ID", False)
     # tantivy's own scores, in its order (re-scored by FTS5, a term's messages come in FTS5's
     # order whatever the build: MESSAGES_RESCORE; the rule stands where tantivy's scores do)
     from jezero_index_tantivy import messages as tm

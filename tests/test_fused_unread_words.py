@@ -1,4 +1,4 @@
-"""What the messages lane's cap hid (jezero/query/fused.py, READ_WORDS and CAPPED_ALONE_GATED), on
+"""What the messages lane's cap hid (jezero/query/fused/, READ_WORDS and CAPPED_ALONE_GATED), on
 both engines.
 
 A word in more than LANE_MAX_ROWS messages is read at its newest LANE_MAX_ROWS: an older session
@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from jezero.query import fused
+from jezero.query.fused import rules
 from jezero.store import open_readonly
 from test_query_engines import engine, explained, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
@@ -39,7 +40,7 @@ def hidden_library(tmp_path, engine, monkeypatch):  # noqa: F811
     which never reach `certs`), each held by about a third of the sessions of its rows' time. Four
     of the `tls` logs (the newest) have items titled about TLS, so the items lane finds them.
     `cron` says `renewed`, said nowhere else: the lane's best. Every session says `team`."""
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", LANE_ROWS)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", LANE_ROWS)
     records = [session("certs", 0, ["hello team", "the tls handshake fails with cert-manager", "fixed"],
                        "TLS handshake with cert-manager", "Fixed the TLS handshake of the ingress.")]
     for n in range(24):
@@ -66,8 +67,8 @@ def test_plain_words_the_lane_never_read_are_read_in_the_items_sessions(hidden_l
     assert gate["evidence_from"] == "read_unread" and gate["read_terms"] == ["handshake", "tls"]
     assert gate["gate"] == 1.0  # it holds both words: compared with the sessions holding two, itself
     assert order[:2] == ["cron", "certs"]
-    monkeypatch.setattr(fused, "READ_WORDS", False)  # names only, as before: "not read" is "not held"
-    monkeypatch.setattr(fused, "PAGE_WORDS", False)  # (which reads the page's hits for `handshake` too)
+    monkeypatch.setattr(rules, "READ_WORDS", False)  # names only, as before: "not read" is "not held"
+    monkeypatch.setattr(rules, "PAGE_WORDS", False)  # (which reads the page's hits for `handshake` too)
     order, why = ranked(hidden_library, engine)
     assert why["certs"]["gate"]["gate"] == 0 and why["certs"]["gate"]["evidence_from"] == "none"
     assert order.index("certs") > order.index("tls23")
@@ -78,7 +79,7 @@ def test_a_word_every_session_says_is_not_read(hidden_library, engine):  # noqa:
     with open_readonly(hidden_library) as conn:
         lane = fused.message_lane(conn, "team tls", sources=None, source=None, project=None, since=None,
                                   time_budget_ms=5000, engine=None if engine == "fts5" else engine)
-        assert lane.spread["team"] >= fused.WORDS_SPREAD > lane.spread["tls"]
+        assert lane.spread["team"] >= rules.WORDS_SPREAD > lane.spread["tls"]
         hits = [{"id": i, "source": "claude-local", "session_id": sid} for sid, i in conn.execute(
             "SELECT session_id, id FROM items WHERE session_id = 'certs'")]
         read = fused.unread_evidence(conn, lane, hits, 5000)
@@ -96,7 +97,7 @@ def test_a_place_held_by_common_words_alone_counts_as_far_as_the_items_gate(hidd
         assert fusion["messages_say_by_items_gate"] == pytest.approx(why[f"tls{n}"]["gate"]["gate"])
         assert fusion["messages_say_by_items_gate"] < 0.1
         assert order.index(f"tls{n}") > order.index("certs")
-    monkeypatch.setattr(fused, "CAPPED_ALONE_GATED", False)  # a whole place's say, as before
-    monkeypatch.setattr(fused, "PAGE_WORDS", False)  # (which puts `certs`, holding `handshake`, first too)
+    monkeypatch.setattr(rules, "CAPPED_ALONE_GATED", False)  # a whole place's say, as before
+    monkeypatch.setattr(rules, "PAGE_WORDS", False)  # (which puts `certs`, holding `handshake`, first too)
     order, why = ranked(hidden_library, engine)
     assert order.index("tls23") < order.index("certs")

@@ -1,4 +1,4 @@
-"""A word common only through its other forms is also read as written (jezero/query/fused.py,
+"""A word common only through its other forms is also read as written (jezero/query/fused/,
 WRITTEN_FORM), on both engines.
 
 The messages lane reads a plain word with its other forms (`pdfs` as `pdfs OR pdf OR ...`). When
@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 from jezero.config import SearchConfig
 from jezero.query import fused, search
+from jezero.query.fused import rules
 from jezero.store import open_readonly
 from test_query_engines import engine, message_session, stored  # noqa: F401  (engine: the parametrised fixture: fts5, tantivy)
 
@@ -30,7 +31,7 @@ def session(sid, day, texts, title, summary="routine work"):
 def library(path, engine, monkeypatch):  # noqa: F811
     """`pdfs` (day 0) says `pdfs` as written; `beat` (day 1) says `generated`; 24 newer logs each
     say `pdf` (the other form: common at the lane's cap of 12), between other work."""
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 12)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 12)
     records = [
         session("pdfs", 0, ["hello team", "the invoice pdfs now come from gotenberg", "done"],
                 "Invoice PDFs rendered by Gotenberg", "Invoice PDFs are rendered by Gotenberg."),
@@ -60,7 +61,7 @@ def test_a_word_common_only_through_its_other_forms_is_read_as_written(tmp_path,
         hits = search(conn, QUERY, options=SearchConfig(engine=engine), now=NOW, explain=True)
     assert hits[0]["session_id"] == "pdfs"
     assert '"pdfs"' in hits[0]["explain"]["fusion"]["matched_terms"]
-    monkeypatch.setattr(fused, "WRITTEN_FORM", False)
+    monkeypatch.setattr(rules, "WRITTEN_FORM", False)
     assert "pdfs" not in lane(path, engine)  # its forms read at their newest rows, which never reach it
 
 
@@ -76,7 +77,7 @@ def test_a_session_saying_the_word_as_written_holds_its_forms_too(tmp_path, engi
         hits = search(conn, QUERY, options=SearchConfig(engine=engine), now=NOW, explain=True)
     gate = next(h["explain"]["gate"] for h in hits if h["session_id"] == "pdfs")
     assert gate["held_terms"] == ['"pdfs"', "pdfs"] and gate["gate"] == 1.0
-    monkeypatch.setattr(fused, "WRITTEN_HOLDS_FORMS", False)
+    monkeypatch.setattr(rules, "WRITTEN_HOLDS_FORMS", False)
     assert lane(path, engine)["pdfs"] == ['"pdfs"']
 
 

@@ -128,13 +128,30 @@ def half_a_surrogate_pair(data: bytes, rng: random.Random) -> bytes:
     return text.encode()
 
 
+def nested_too_deep(data: bytes, rng: random.Random) -> bytes:
+    """A record whose content nests lists 100,000 deep: valid JSON that Python's decoder gives up
+    on (RecursionError, not ValueError)."""
+    depth = 100_000
+    return _insert(data, rng, b'{"type": "user", "message": {"content": ' + b"[" * depth + b"]" * depth + b"}}")
+
+
+def nested_deep(data: bytes, rng: random.Random) -> bytes:
+    """Lists 900 deep in a record's content, with a text at the bottom: Python's decoder reads
+    it, and a walk through it by recursion (the connector's, the redactor's) can overflow."""
+    depth = 900
+    line = (b'{"type": "user", "message": {"role": "user", "content": ' + b"[" * depth
+            + b'{"type": "text", "text": "deep \\ud800 down"}' + b"]" * depth + b"}}")
+    return _insert(data, rng, line)
+
+
 def empty(data: bytes, rng: random.Random) -> bytes:
     return b""
 
 
 # What every damage must warn about, naming the file: all but an empty file (a file an agent has
 # just created is empty, which is nothing to warn about).
-LINE_DAMAGE = [cut_mid_line, not_json, not_an_object, unknown_record, not_utf8, half_a_surrogate_pair]
+LINE_DAMAGE = [cut_mid_line, not_json, not_an_object, unknown_record, not_utf8, half_a_surrogate_pair,
+               nested_too_deep, nested_deep]
 
 
 def damaged_copy(tmp_path: Path, store: str, damage, seed: int) -> tuple[Path, Path]:

@@ -14,7 +14,7 @@ import apsw
 import pytest
 
 from jezero.query import recall, search
-from jezero.query import fused
+from jezero.query.fused import rules
 from jezero.query import messages as mq
 from jezero.store import ItemRecord, Store, format_time, open_readonly
 from jezero.store import messages as message_rows
@@ -72,7 +72,7 @@ except ImportError:
 def libraries(request, tmp_path, monkeypatch):
     """The same sessions stored twice: the relevant one first and the backlog after it (a first
     run, or a device's upload, after the session people mean), and in time order."""
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", LANE_ROWS)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", LANE_ROWS)
     monkeypatch.setattr(mq, "RANK_CAP", RANK_ROWS)
     relevant, backlog = the_sessions()
     stored_first = build(tmp_path / "first.sqlite3", [relevant, *backlog], request.param)

@@ -19,6 +19,7 @@ import pytest
 
 from jezero.config import SearchConfig
 from jezero.query import fused, recall, search
+from jezero.query.fused import messages_lane, rules
 from jezero.query import messages as mq
 from jezero.store import ItemRecord, Store, engines, open_readonly
 from jezero.store.messages import MessageRecord
@@ -296,7 +297,7 @@ def test_the_lane_reads_a_common_word_at_its_newest_messages(tmp_path, engine, m
                   day=i) for i in range(8)],
         *[session(f"f{i}", [("user", f"walnut {i}")], day=10 + i) for i in range(6)],
     ])
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 3)
     r = Recaller(path, engine)
     assert r.lane("kettle") == ["n7", "n6", "n5"]
     with open_readonly(path) as conn:
@@ -313,7 +314,7 @@ def test_the_lanes_work_for_a_common_word_does_not_grow_with_the_messages_it_ski
     SELECT scanned the whole table on every such read."""
     import contextlib
 
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 3)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 3)
     used = []
 
     @contextlib.contextmanager
@@ -322,8 +323,8 @@ def test_the_lanes_work_for_a_common_word_does_not_grow_with_the_messages_it_ski
             yield b
         used.append(b.used)
 
-    budget = fused.budget
-    monkeypatch.setattr(fused, "budget", counted)
+    budget = messages_lane.budget  # (the lane's own: where message_lane looks it up)
+    monkeypatch.setattr(messages_lane, "budget", counted)
     kettles = [session(f"n{i}", [("user", f"kettle note {i}"), ("assistant", "noted")], day=i) for i in range(8)]
     steps = []
     for others in (1, 40):
@@ -387,7 +388,7 @@ def test_a_common_words_newest_come_once_per_session_with_what_was_read(tmp_path
     path = tmp_path / "lib.sqlite3"
     write(path, [session(f"k{i}", [("user", f"kettle {i}"), ("assistant", "the kettle"), ("user", "kettle again")],
                          day=i) for i in range(6)])
-    monkeypatch.setattr(fused, "LANE_MAX_ROWS", 7)
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 7)
     with open_readonly(path) as conn:
         term = mq.terms_for(conn, "kettle")
         filters = mq.MessageFilters(include_tools=True, include_subagents=True)

@@ -14,6 +14,7 @@ pytest.importorskip("numpy", reason="the semantic lane needs numpy (pip install 
 pytest.importorskip("sqlite_vec", reason="the semantic lane needs sqlite-vec (pip install 'jezero[semantic]'; core-only run)")
 
 from jezero.query import fused, vectors  # noqa: E402
+from jezero.query.fused import rules  # noqa: E402
 from jezero.store import open_readonly  # noqa: E402
 from test_semantic import config, find, ingest, plugins_in, session  # noqa: E402, F401
 
@@ -68,7 +69,7 @@ def curve(cfg, query) -> int:
 
 def test_where_the_keyword_lanes_cannot_tell_sessions_apart_the_vectors_decide(tmp_path, plugins_in):
     cfg = library(tmp_path)
-    assert curve(cfg, FLAT) == FLAT_K < fused.RRF_K  # no session holds a literal term of it
+    assert curve(cfg, FLAT) == FLAT_K < rules.RRF_K  # no session holds a literal term of it
     keyword = order(find(cfg, FLAT, lanes=["items", "messages"]))
     near = order(find(cfg, FLAT, lanes=["vectors"]))
     assert "pups" in near[:2] and "pups" not in keyword[:5]
@@ -77,20 +78,20 @@ def test_where_the_keyword_lanes_cannot_tell_sessions_apart_the_vectors_decide(t
     assert all(h["explain"]["fusion"]["vectors_rrf_k"] == FLAT_K for h in hybrid)
     # without the messages lane nothing says the keyword evidence is flat: the fusion's own curve
     chosen = find(cfg, FLAT, lanes=["items", "vectors"], explain=True)
-    assert chosen and all(h["explain"]["fusion"]["vectors_rrf_k"] == fused.RRF_K for h in chosen)
+    assert chosen and all(h["explain"]["fusion"]["vectors_rrf_k"] == rules.RRF_K for h in chosen)
     # the fixture is one the rule decides: at the fusion's own curve the vectors' place counts little
     off = cfg.model_copy(update={"semantic": cfg.semantic.model_copy(update={"flat_k": None})})
-    assert curve(off, FLAT) == fused.RRF_K
+    assert curve(off, FLAT) == rules.RRF_K
     assert "pups" not in order(find(off, FLAT))[:5]
 
 
 def test_where_the_keyword_lanes_separate_their_best_the_fusion_keeps_its_curve(tmp_path, plugins_in):
     cfg = library(tmp_path)
-    assert curve(cfg, CLEAR) == fused.RRF_K  # `anniversary`: one session of 30 holds it
+    assert curve(cfg, CLEAR) == rules.RRF_K  # `anniversary`: one session of 30 holds it
     keyword = order(find(cfg, CLEAR, lanes=["items", "messages"]))
     assert keyword[0] == "anniv"
     hybrid = find(cfg, CLEAR, explain=True)
     assert order(hybrid)[0] == "anniv"
-    assert hybrid[0]["explain"]["fusion"]["vectors_rrf_k"] == fused.RRF_K
+    assert hybrid[0]["explain"]["fusion"]["vectors_rrf_k"] == rules.RRF_K
     off = cfg.model_copy(update={"semantic": cfg.semantic.model_copy(update={"flat_k": None})})
     assert order(find(off, CLEAR)) == order(hybrid)  # unchanged: the rule did not apply

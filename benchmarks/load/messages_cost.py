@@ -141,8 +141,8 @@ def main() -> None:
             short = f"{Path(file).parent.name}/{Path(file).name}:{fn}"
             cum[short] = max(cum.get(short, 0.0), ct)
         total = cum.get("query/search.py:search", 0.0)
-        parts = {k: cum.get(k, 0.0) for k in ("query/fused.py:message_lane", "query/search.py:items_lane",
-                                              "query/fused.py:fuse", "query/fused.py:current_first")}
+        parts = {k: cum.get(k, 0.0) for k in ("fused/messages_lane.py:message_lane", "query/search.py:items_lane",
+                                              "fused/fusion.py:fuse", "fused/current_rule.py:current_first")}
         print(json.dumps({"engine": engine, "profiled_searches": len(qs), "search_s": round(total, 2),
                           **{f"share {k}": round(s / total, 3) for k, s in parts.items() if total}}), flush=True)
         if args.profile_out:
@@ -168,20 +168,25 @@ def stage_timers() -> _Stages:
     Nested stages count inside their callers too."""
     from jezero.query import fused
     from jezero.query import messages as mq
+    from jezero.query.fused import messages_lane
     from jezero.store import engines
 
     sq = importlib.import_module("jezero.query.search")  # the package's `search` is the function
 
     out = _Stages()
     out.undo = []
-    wanted = [(fused, n) for n in ("message_lane", "_common_floors", "_by_sessions", "_scores", "_rank_sessions",
-                                   "_newer_on_near_ties", "unread_evidence", "fuse", "current_first")]
+    # (search()'s stages where fused.search calls them, the lane's helpers where message_lane does)
+    wanted = [(fused, n) for n in ("message_lane", "unread_evidence", "fuse", "current_first")]
+    wanted += [(messages_lane, n) for n in ("_common_floors", "_by_sessions", "_scores", "_rank_sessions",
+                                            "_newer_on_near_ties")]
     wanted += [(mq, "engine_term_matches"), (mq, "rows"), (engines, "messages"), (sq, "_search"),
                (sq, "_current_first")]
     for module, name in wanted:
         original = getattr(module, name)
+        # (named as before the package: fused._scores, not messages_lane._scores)
+        label = "fused" if module.__name__.startswith(fused.__name__) else module.__name__.rsplit(".", 1)[-1]
 
-        def timed(*a, _f=original, _k=f"{module.__name__.rsplit('.', 1)[-1]}.{name}", **kw):
+        def timed(*a, _f=original, _k=f"{label}.{name}", **kw):
             t = time.thread_time()
             try:
                 return _f(*a, **kw)

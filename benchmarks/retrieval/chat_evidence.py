@@ -52,6 +52,7 @@ from chats import chat_specs  # noqa: E402
 from longchats import long_chat_specs  # noqa: E402
 
 from jezero.query import fused  # noqa: E402
+from jezero.query.fused import rules  # noqa: E402
 from jezero.query import messages as mq  # noqa: E402
 from jezero.query.terms import STOP_WORDS, fold, match_expression, parse_terms  # noqa: E402
 from jezero.store import DEFAULT_TOKENIZER  # noqa: E402
@@ -74,7 +75,7 @@ class FilteredRaw(bench.RawIndex):
 
     def _rows(self, text, project, count):
         terms = [t for t in parse_terms(text, self.tokenizer)
-                 if t.exact or (fold(t.text) not in STOP_WORDS and len(t.text) >= fused.LANE_MIN_CHARS)]
+                 if t.exact or (fold(t.text) not in STOP_WORDS and len(t.text) >= rules.LANE_MIN_CHARS)]
         match = match_expression(terms)
         if not match:
             return []

@@ -187,7 +187,7 @@ def sharpen(vector_k: int | None) -> None:
 
     def ranked(near, messages=None):
         lane = _VECTORS_RANKED(near, messages)
-        lane.gate = {key: (fused.RRF_K + r) / (vector_k + r) for r, key in enumerate(lane.sessions, start=1)}
+        lane.gate = {key: (rules.RRF_K + r) / (vector_k + r) for r, key in enumerate(lane.sessions, start=1)}
         return lane
 
     fused.vectors_ranked = ranked
@@ -227,6 +227,7 @@ from jezero.query.vectors import VectorHits as VectorLaneHits  # noqa: E402
 
 _LITERAL_GUARD = VectorLaneHits.literal_guard
 from jezero.query import fused as _fused  # noqa: E402
+from jezero.query.fused import rules  # noqa: E402
 
 _VECTORS_RANKED = _fused.vectors_ranked
 
@@ -297,10 +298,10 @@ def _flat_curve(messages, count_sessions=None, flat_k=None):
         return literal
     separated = keyword_separation(messages) >= FLAT_SEPARATION
     if FLAT_RULE == "separation":
-        return _fused.RRF_K if separated else flat_k
+        return rules.RRF_K if separated else flat_k
     if FLAT_RULE == "and":  # flat only when no session holds a literal term and the lane does not separate
-        return flat_k if literal == flat_k and not separated else _fused.RRF_K
-    return flat_k if literal == flat_k or not separated else _fused.RRF_K
+        return flat_k if literal == flat_k and not separated else rules.RRF_K
+    return flat_k if literal == flat_k or not separated else rules.RRF_K
 
 
 vector_query.flat_curve = _flat_curve

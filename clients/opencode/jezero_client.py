@@ -296,7 +296,7 @@ def _error_text(data: bytes) -> str:
     try:
         found = json.loads(data.decode("utf-8"))
         return str(found.get("error_description") or found.get("error") or found)[:300]
-    except (ValueError, UnicodeDecodeError, AttributeError):
+    except (ValueError, RecursionError, UnicodeDecodeError, AttributeError):
         return data[:200].decode("utf-8", "replace").strip()
 
 
@@ -513,7 +513,7 @@ def session_cwd(path: Path) -> Optional[str]:
             continue
         try:
             obj = json.loads(line.decode("utf-8", "replace"))
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deep for the decoder: not a line to read
             continue
         if not isinstance(obj, dict):
             continue
@@ -862,7 +862,7 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
                     changed = True
                     try:
                         changed = bool(json.loads(data.decode("utf-8")).get("changed", True))
-                    except (ValueError, UnicodeDecodeError, AttributeError):
+                    except (ValueError, RecursionError, UnicodeDecodeError, AttributeError):
                         pass
                     summary["sent" if changed else "unchanged"] += 1
                     summary["bytes"] += size if changed else 0
@@ -1024,13 +1024,13 @@ class Bridge:
                 elif not raw.strip() and event:
                     try:
                         found.append(json.loads("\n".join(event)))
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         pass
                     event = []
             return found
         try:
             answer = json.loads(data.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError, UnicodeDecodeError):
             return []
         return answer if isinstance(answer, list) else [answer]
 
@@ -1048,7 +1048,7 @@ class Bridge:
                 continue
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested too deep to decode
                 self.write({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
                 continue
             thread = threading.Thread(target=self.handle, args=(message,), daemon=True)

@@ -208,7 +208,7 @@ def _print_explain(e: dict[str, Any]) -> None:
         if fusion.get("newer_on_near_tie"):
             line += "; placed above an older session that scored nearly as much"
         out.print(line, markup=False, style="cyan")
-    gate = e.get("gate")  # the items' gate (query/fused.py gate_why)
+    gate = e.get("gate")  # the items' gate (query/fused/gate.py gate_why)
     if gate:
         came = {"read_unread": "; read in its own messages: " + ", ".join(gate.get("read_terms") or ()),
                 "none": "; the messages lane found none of the words in its transcript"}.get(gate["evidence_from"], "")

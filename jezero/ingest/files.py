@@ -34,6 +34,12 @@ CUT_LINE_SECONDS = 60
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
+# No transcript nests a record 100 levels deep (tool inputs and results reach about 10). A line
+# that does is hostile or broken: nested 100,000 deep, Python's decoder raises RecursionError
+# rather than ValueError; nested 900 deep, the decoder reads it and every walk through it by
+# recursion (a connector's rendering, the lone-surrogate walk, a redactor) overflows instead.
+MAX_JSON_DEPTH = 100
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 
@@ -100,7 +106,7 @@ class JsonlStream:
                 self.not_utf8_lines.append(number)
                 text = raw.decode("utf-8", errors="replace")
             try:
-                obj = json.loads(text.removeprefix(_BOM))
+                obj = read_json(text.removeprefix(_BOM))
             except ValueError:
                 obj = None
             if not isinstance(obj, dict):
@@ -154,6 +160,34 @@ def without_lone_surrogates(value: Any) -> Any:
     if isinstance(value, dict):
         return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
     return value
+
+
+def read_json(text: str | bytes) -> Any:
+    """`json.loads` for text from outside (a transcript line, a tool's arguments, a file another
+    program wrote): anything it cannot use raises ValueError, a document nested deeper than
+    MAX_JSON_DEPTH included, so one `except ValueError` covers every way such text is bad."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deep for Python's decoder") from None
+    opened = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    if opened > MAX_JSON_DEPTH and _nested_deeper(value, MAX_JSON_DEPTH):
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _nested_deeper(value: Any, limit: int) -> bool:
+    """Whether lists and objects nest more than `limit` deep in `value`; walked without recursion.
+    Counting the brackets first keeps the walk to the few texts that hold enough of them."""
+    todo = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while todo:
+        node, depth = todo.pop()
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                if depth >= limit:
+                    return True
+                todo.append((child, depth + 1))
+    return False
 
 
 def json_text(data: bytes) -> str:

@@ -13,7 +13,8 @@ project-hint resolver needs is here; the rest of `jezero` is private and free to
 - the file helpers a file-based connector needs: `read_jsonl` (tolerant, leaves a half-written
   last line for the next run) and `JsonlStream` (the same, line by line, for files of any size),
   `damage_warnings` (what such a read replaced or left out), `file_signature` (for cursors), `json_text` (a file's bytes as JSON text: bad bytes
-  replaced, a byte order mark dropped), `parse_time`, `clip` (head and
+  replaced, a byte order mark dropped), `read_json` (`json.loads` that raises only ValueError,
+  nesting deeper than `MAX_JSON_DEPTH` included), `parse_time`, `clip` (head and
   tail of a long text), `strip_ansi`, `expand`, `TOOL_TEXT_LIMIT`;
 - made-up sessions for `jezero up --demo`: `DemoSession` and `Turn`;
 - for a search index engine: `IndexEngine`, `IndexRequest`, `MessageRequest` (with `CommonUnread`), `Head` and
@@ -28,6 +29,7 @@ from jezero.demo import SessionSpec as DemoSession
 from jezero.demo import Turn
 from jezero.hookspecs import hookimpl
 from jezero.ingest.files import (
+    MAX_JSON_DEPTH,
     TOOL_TEXT_LIMIT,
     JsonlRead,
     JsonlStream,
@@ -37,6 +39,7 @@ from jezero.ingest.files import (
     file_signature,
     json_text,
     parse_time,
+    read_json,
     read_jsonl,
     strip_ansi,
     title_line,
@@ -74,9 +77,9 @@ from jezero.store.engines import Request as IndexRequest
 
 __all__ = [
     "FTS_COLUMNS", "CommonUnread", "Head", "IndexEngine", "IndexRequest", "MessageRequest", "fts_row", "library_head", "open_readonly",
-    "ACTIONS", "ATOM_TYPES", "KINDS", "MAX_ATOMS", "ROLES", "SUMMARY_MAX_CHARS", "TITLE_MAX_CHARS", "TOOL_TEXT_LIMIT",
+    "ACTIONS", "ATOM_TYPES", "KINDS", "MAX_ATOMS", "ROLES", "MAX_JSON_DEPTH", "SUMMARY_MAX_CHARS", "TITLE_MAX_CHARS", "TOOL_TEXT_LIMIT",
     "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "Embedder", "EmbedderNotReady", "FolderPath", "JsonlRead", "JsonlStream",
     "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerConfig", "SummarizerType",
     "Summary", "Turn", "Usage", "clip", "damage_warnings", "expand", "file_signature", "hookimpl", "json_text", "lookup_env", "parse_time",
-    "read_jsonl", "read_options", "slug", "strip_ansi", "title_line", "utc",
+    "read_json", "read_jsonl", "read_options", "slug", "strip_ansi", "title_line", "utc",
 ]

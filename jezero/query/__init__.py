@@ -53,7 +53,7 @@ Both layers
 -----------
 By default search() also ranks the sessions' transcript messages (the messages index, word-level)
 and fuses the two rankings per session by reciprocal rank fusion: one hit per session, shown by
-its best item (query/fused.py; `lanes=("items",)` is the items ranking below, alone). recall()
+its best item (query/fused/; `lanes=("items",)` is the items ranking below, alone). recall()
 returns the messages themselves (query/recall.py). With the semantic lane on (`semantic=`, a
 query.vectors.VectorLane), a third ranking joins the fusion: sessions by how near their item and
 message-window vectors are to the query's (docs/semantic.md).

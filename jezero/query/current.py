@@ -201,7 +201,7 @@ def current_first(conn: apsw.Connection, hits: list[dict], tokenizer: str, *, ma
     its project on its subject, if one is further down. `may_move(hit, anchor)`, when given, is
     one more condition a hit must meet to move before an anchor, and `move_share` the share of
     the anchor's subject relevance it needs instead of MOVE_SHARE (the fused search gives both:
-    fused.py, where a transcript test guards the move too). A newer hit whose decision names the
+    fused/, where a transcript test guards the move too). A newer hit whose decision names the
     anchor's choice as replaced (revises(): NAMED_REVISION) moves whatever its subject share, within
     REVISION_LEAD, on `may_revise(hit, anchor)` when given instead of `may_move` (the fused
     search's names rule alone: its transcript says the new choice in other words); it reads its

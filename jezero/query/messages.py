@@ -1,5 +1,5 @@
 """The messages index as the query layer reads it: which messages match, ranked how, and what
-each one holds. recall.py (messages for an agent) and fused.py (messages as a second ranking of
+each one holds. recall.py (messages for an agent) and fused/ (messages as a second ranking of
 search) are built on this module.
 
 Matching is literal, like the items index: the query's words and "quoted phrases", each quoted,

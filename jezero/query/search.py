@@ -143,7 +143,7 @@ def search(
 
     `lanes` chooses the rankings: ("items",) is the items search alone; ("messages",) the
     messages index alone, each session shown by the item holding its best message; both (the
-    default) fuses them per session (query/fused.py). `semantic`, a query.vectors.VectorLane
+    default) fuses them per session (query/fused/). `semantic`, a query.vectors.VectorLane
     (given when `[semantic]` turns the lane on), adds the lane "vectors" to the default and to
     the choices; when the library's vectors cannot answer (another model, none yet) the hits'
     `notes` say why and the keyword lanes answer alone.
@@ -228,7 +228,7 @@ def _search(conn, query, *, allowed=("*",), source=None, project=None, since=Non
 
 def _fused(conn, query, lanes, *, allowed, source, project, since, limit, options, explain, now,
            recency_weight, current_first, semantic=None) -> list[dict]:
-    """search() over the messages lane too (query/fused.py); the items lane is _search."""
+    """search() over the messages lane too (query/fused/); the items lane is _search."""
     since_text = parse_time(since, "since")
     if recency_weight is not None:
         _weight(recency_weight)

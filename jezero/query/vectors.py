@@ -351,7 +351,7 @@ def flat_curve(messages, count_sessions=None, flat_k: int | None = None) -> int:
     answer, `messages`, and the sessions within the search's filters, counted by
     `count_sessions`), else the fusion's RRF_K. Without the messages lane (`messages` None: a search
     of chosen lanes without it) nothing says the keyword evidence is flat: RRF_K."""
-    from jezero.query.fused import RRF_K
+    from jezero.query.fused.rules import RRF_K
 
     if flat_k is None or messages is None:
         return RRF_K

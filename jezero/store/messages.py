@@ -19,7 +19,7 @@ with a write of its item, in the same transaction, so the item's change number c
 A message's id follows its time, not the order it was stored in (time_id, allocate_ids): the id
 is the message's time in milliseconds since 1970, moved up to the next free id when that one is
 taken. FTS5 reads a word's list from the highest id down for free, and the lanes read a common
-word at its newest matches that way (jezero.query.messages, fused.py): with ids in storage order,
+word at its newest matches that way (jezero.query.messages, jezero.query.fused): with ids in storage order,
 a backfill of old sessions (a first `jezero run`, a device's backlog uploaded late, connectors
 reading files in path order) looked newest, and pushed the sessions people meant out of reach.
 """

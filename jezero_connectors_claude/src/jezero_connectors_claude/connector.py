@@ -9,14 +9,13 @@ keys under "children", so the file is skipped only when it and all its runs are 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, json_text, read_options
+from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, json_text, read_json, read_options
 
 from jezero_connectors_claude.actions import annotate
 from jezero_connectors_claude.reader import Thread, TranscriptRead, read_transcript
@@ -187,7 +186,7 @@ def _session_id(thread: Thread, stem: str) -> str:
 def _meta_title(path: Path) -> str | None:
     """2.1.x writes `agent-<id>.meta.json` = {"agentType", "description", ...} beside the file."""
     try:
-        meta = json.loads(json_text(path.read_bytes()))
+        meta = read_json(json_text(path.read_bytes()))
     except (OSError, ValueError):
         return None
     if not isinstance(meta, dict):

@@ -5,10 +5,9 @@ result of a `write_stdin` poll with the command still running in that unified-ex
 
 from __future__ import annotations
 
-import json
 import re
 
-from jezero.plugin import Block
+from jezero.plugin import Block, read_json
 
 TOOL_ACTIONS = {
     "shell": "shell", "container.exec": "shell", "local_shell": "shell", "shell_command": "shell",
@@ -68,7 +67,7 @@ def shell_command(text: str) -> str | None:
     t = text.strip()
     if t.startswith("{"):
         try:
-            data = json.loads(t)
+            data = read_json(t)
         except ValueError:
             data = None
         if isinstance(data, dict):
@@ -91,7 +90,7 @@ def tool_paths(text: str) -> list[str]:
         return [p.strip() for p in found]
     if t.startswith("{"):
         try:
-            data = json.loads(t)
+            data = read_json(t)
         except ValueError:
             return []
         if isinstance(data, dict):

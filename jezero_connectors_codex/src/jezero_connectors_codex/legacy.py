@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jezero.plugin import json_text
+from jezero.plugin import json_text, read_json
 
 
 def parse_document(data: bytes) -> dict | None:
     try:
-        doc = json.loads(json_text(data))
+        doc = read_json(json_text(data))
     except ValueError:
         return None
     if isinstance(doc, dict) and isinstance(doc.get("items"), list):

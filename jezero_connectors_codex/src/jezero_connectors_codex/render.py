@@ -10,7 +10,7 @@ import re
 import shlex
 from typing import Any
 
-from jezero.plugin import clip, strip_ansi
+from jezero.plugin import clip, read_json, strip_ansi
 
 # Text the harness injects as a "user" message: context and instructions, not something a
 # person typed. A message made only of these is dropped; a mixed one keeps its other parts.
@@ -132,7 +132,7 @@ def parse_arguments(arguments: Any) -> Any:
     """`function_call.arguments` is JSON encoded as a string; tolerate an object or junk."""
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
+            return read_json(arguments)
         except ValueError:
             return arguments
     return arguments
@@ -184,7 +184,7 @@ def tool_output(output: Any) -> tuple[str, int | None, bool | None]:
         parsed = None
         if output.lstrip().startswith("{"):
             try:
-                parsed = json.loads(output)
+                parsed = read_json(output)
             except ValueError:
                 parsed = None
         if isinstance(parsed, dict) and "output" in parsed:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import re
 from collections.abc import Iterator
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import BinaryIO, Callable
 
 import zstandard
+
+from jezero.plugin import read_json
 
 SESSIONS = "sessions"
 ARCHIVED = "archived_sessions"
@@ -178,7 +179,7 @@ def thread_names(root: Path) -> dict[str, str]:
         return names
     for line in raw.splitlines():
         try:
-            entry = json.loads(line)
+            entry = read_json(line)
         except ValueError:
             continue
         if isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("thread_name"), str):

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from jezero.plugin import Block
+from jezero.plugin import Block, read_json
 
 ACTION_OF = {
     "bash": "shell",
@@ -79,7 +79,7 @@ def arguments(value: Any) -> Any:
     """Arguments as the model sent them: a JSON text is read, anything else kept as it is."""
     if isinstance(value, str) and value.strip().startswith(("{", "[")):
         try:
-            return json.loads(value)
+            return read_json(value)
         except ValueError:
             return value
     return value

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from jezero.plugin import ConnectorContext, FolderPath, Options, Session, file_signature, json_text, read_jsonl, read_options
+from jezero.plugin import ConnectorContext, FolderPath, Options, Session, file_signature, json_text, read_json, read_jsonl, read_options
 
 from . import reader, store
 
@@ -70,7 +69,7 @@ class GeminiConnector:
         if chat.document:
             consumed = len(data)
             try:
-                doc = json.loads(json_text(data))
+                doc = read_json(json_text(data))
             except ValueError:
                 self.context.warn(f"gemini: {chat.path}: not valid JSON (still being written?), skipped")
                 return None

@@ -8,13 +8,12 @@ in `tmp/<slug>/.project_root`; older builds named the folder with the SHA-256 of
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from jezero.plugin import json_text
+from jezero.plugin import json_text, read_json
 
 SUFFIXES = (".jsonl", ".json")
 
@@ -89,7 +88,7 @@ def project_roots(root: Path, project: Path, registry: dict[str, str]) -> list[s
 def registry(root: Path) -> dict[str, str]:
     """`projects.json`: {project path: slug}; empty when absent or unreadable."""
     try:
-        data = json.loads(json_text((root / "projects.json").read_bytes()))
+        data = read_json(json_text((root / "projects.json").read_bytes()))
     except (OSError, ValueError):
         return {}
     projects = data.get("projects") if isinstance(data, dict) else None

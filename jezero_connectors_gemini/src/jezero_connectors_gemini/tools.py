@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from jezero.plugin import Block
+from jezero.plugin import Block, read_json
 
 ACTION_OF = {
     "run_shell_command": "shell",
@@ -87,7 +87,7 @@ def call_args(name: str | None, text: str) -> Any:
     if action(name) == "shell":
         return {"command": text} if text else {}
     try:
-        return json.loads(text)
+        return read_json(text)
     except ValueError:
         return {}
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jezero.plugin import Block, Session, clip, parse_time, strip_ansi, title_line
+from jezero.plugin import Block, Session, clip, parse_time, read_json, strip_ansi, title_line
 
 from . import tools
 
@@ -47,7 +47,7 @@ def loads(value: Any, what: str, warnings: list[str]) -> dict | None:
     if isinstance(value, dict):
         return value
     try:
-        obj = json.loads(value)
+        obj = read_json(value)
     except (TypeError, ValueError):
         warnings.append(f"{what}: not valid JSON, skipped")
         return None

@@ -15,7 +15,7 @@ message's length against the average (`messages_totals`: rows and tokens per ite
 a write touches is one row every write updates), and the phrase's IDF over every message, its
 rows counted up to half the messages (at half or more FTS5 floors the IDF, so the count is exact
 where it matters). The same placing rules run above it (jezero.query.messages, recall.py,
-fused.py): a recall term in more than RANK_CAP messages is ranked among its newest RANK_CAP, as
+query/fused/): a recall term in more than RANK_CAP messages is ranked among its newest RANK_CAP, as
 on FTS5; the lane reads a common word at its newest LANE_MAX_ROWS, scored alike, and leaves out
 a phrase of common words. Filters apply in the same SQL, before the cut. The only difference
 from FTS5 is the floating-point order of bm25's sums, and a word repeated more than 255 times in
