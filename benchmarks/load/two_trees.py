@@ -10,11 +10,15 @@ different loads.
         --data /work/main/benchmarks/load/data --rounds 2
 
 The library is read in place, read-only (no copy: nothing writes), as messages_cost.py does.
+`--keys`: each search with both client keys' sources, as bench.py's clients send them (`*`, and
+`*-local`: the source filter path), where the default reads every source. Each tree also prints
+a digest of its answers' item ids, in order, which two trees with the same answers share.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -46,14 +50,21 @@ def worker(tree: Path, items: int, data: Path, engine: str) -> None:
         search(conn, q, options=options, **f)
         search(conn, q, options=options, lanes=("items",), **f)
     print("ready", flush=True)
+    digest = hashlib.sha256()
+    sources = {"all": ["*"], "local": ["*-local"]}  # the sources of bench.KEYS' clients
     for line in sys.stdin:
-        i, lanes = line.split()
+        if line.strip() == "digest":
+            print(digest.hexdigest()[:16], flush=True)
+            continue
+        i, lanes, key = line.split()
         q, f = qs[int(i)]
         runs = []
         for _ in range(3):
             t = time.thread_time()
-            search(conn, q, options=options, **({"lanes": ("items",)} if lanes == "items" else {}), **f)
+            hits = search(conn, q, options=options, allowed=sources[key],
+                          **({"lanes": ("items",)} if lanes == "items" else {}), **f)
             runs.append((time.thread_time() - t) * 1e3)
+        digest.update(json.dumps([lanes, [h["id"] for h in hits]]).encode())
         print(statistics.median(runs), flush=True)
 
 
@@ -64,6 +75,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / "data")
     ap.add_argument("--engine", default="tantivy", choices=["fts5", "tantivy"])
     ap.add_argument("--rounds", type=int, default=1, help="times through the 200 searches")
+    ap.add_argument("--keys", action="store_true", help="each search with both client keys (`*`, `*-local`)")
     ap.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -80,12 +92,18 @@ def main() -> None:
         for r in range(args.rounds):
             for i in range(200):
                 order = (0, 1) if (i + r) % 2 == 0 else (1, 0)
-                for lanes in ("fused", "items"):
-                    for k in order:
-                        procs[k].stdin.write(f"{i} {lanes}\n")
-                        procs[k].stdin.flush()
-                        times[(k, lanes)].append(float(procs[k].stdout.readline()))
+                for key in ("all", "local") if args.keys else ("all",):
+                    for lanes in ("fused", "items"):
+                        for k in order:
+                            procs[k].stdin.write(f"{i} {lanes} {key}\n")
+                            procs[k].stdin.flush()
+                            times[(k, lanes)].append(float(procs[k].stdout.readline()))
             loads.append(round(os.getloadavg()[0], 2))
+        digests = []
+        for p in procs:
+            p.stdin.write("digest\n")
+            p.stdin.flush()
+            digests.append(p.stdout.readline().strip())
     finally:
         for p in procs:
             p.stdin.close()
@@ -95,7 +113,7 @@ def main() -> None:
         print(json.dumps({"tree": str(args.trees[k]), "lanes": lanes, "items": args.items, "engine": args.engine,
                           "searches": len(t), "mean_cpu_ms": round(statistics.mean(t), 2),
                           "p50_cpu_ms": round(t[len(t) // 2], 2), "p99_cpu_ms": round(t[int(len(t) * 0.99)], 2),
-                          "load_average_1m": loads}), flush=True)
+                          "answers": digests[k], "load_average_1m": loads}), flush=True)
 
 
 if __name__ == "__main__":

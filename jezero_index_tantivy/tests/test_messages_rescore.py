@@ -97,3 +97,27 @@ def test_a_common_word_read_at_its_newest_is_not_re_scored(lib):
     with open_readonly(lib) as conn:
         found = _tantivy(conn, "kettle", common=True)
     assert found and {m[3] for m in found} == {0.0}
+
+
+def test_whether_fts5_holds_messages_is_read_from_the_librarys_own_tables(lib, tmp_path):
+    # (the re-score asks it before it scores by FTS5: the library's schema and its messages
+    # table, not FTS5's shadow tables)
+    with open_readonly(lib) as conn:
+        assert messages_module._fts5_holds_messages(conn)
+        assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'kettle'").fetchone()[0]
+    with Store(lib) as store:  # every session deleted: no message left, in the table or the index
+        store.write([], delete_uids=[f"s:{i}:0" for i in range(40)])
+    with open_readonly(lib) as conn:
+        assert conn.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'kettle'").fetchone() == (0,)
+        assert not messages_module._fts5_holds_messages(conn)
+    import apsw
+
+    bare = apsw.Connection(str(tmp_path / "bare.sqlite3"))  # no messages layer at all
+    try:
+        assert not messages_module._fts5_holds_messages(bare)
+        bare.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY)")  # the table without its index
+        bare.execute("INSERT INTO messages(id) VALUES(1)")
+        assert not messages_module._fts5_holds_messages(bare)
+    finally:
+        bare.close()

@@ -118,7 +118,7 @@ def names_read_first(conn: apsw.Connection, query: str, hits: list[dict], lane, 
         return hits
     read_whole = set(getattr(lane, "weights", None) or ()) - set(lane[0].capped)
     parts = {name: {t.text for t in mq.terms_for(conn, query) if t.part_of == name} & read_whole for name in names}
-    read = TranscriptRead(conn, lane)
+    read = TranscriptRead.of(conn, lane)
     found: dict[tuple[str, str], tuple[str, ...]] = {}
     with budget(conn, time_budget_ms):
         try:
@@ -155,7 +155,7 @@ def page_words_first(conn: apsw.Connection, hits: list[dict], lane, time_budget_
     held = getattr(lane, "held", None) or {}
     # each hit's query terms (a word as written is its own): the lane's, and what the read finds
     words = {key: set(held.get(key, ())) for key in dict.fromkeys((h["source"], h["session_id"]) for h in hits)}
-    read = TranscriptRead(conn, lane)
+    read = TranscriptRead.of(conn, lane)
     with budget(conn, time_budget_ms):
         try:
             for t in common:  # word by word: a word half the hits hold tells none apart, and its read stops

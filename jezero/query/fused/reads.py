@@ -23,7 +23,10 @@ from jezero.query.fused.messages_lane import _NONE
 class TranscriptRead:
     """The bounded read of a session's own messages that READ_UNREAD, PAGE_WORDS and NAMES_READ
     share: whether an FTS5 expression matches within the id range of an item's messages, under
-    the lane's filters (the first match ends it); a session's items' ranges are read once."""
+    the lane's filters (the first match ends it); a session's items' ranges are read once, and
+    each lookup once: one read serves a search's three rules (`of`). Of the 23.4 lookups a search
+    of the load benchmark made (20k items with messages, tantivy), 2.6 asked again what an earlier
+    rule of the same search had asked (benchmarks/load/README.md, 2026-12-03, `load8`)."""
 
     def __init__(self, conn: apsw.Connection, lane):
         self.conn = conn
@@ -34,9 +37,28 @@ class TranscriptRead:
                     "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND +m.item_id = ?"
                     f"{' AND ' + where if where else ''} LIMIT 1")
         self.ranges: dict[tuple[str, str], list] = {}
+        self.found: dict[tuple, bool] = {}  # (item, lo, hi, expression) -> whether it matched
+
+    @classmethod
+    def of(cls, conn: apsw.Connection, lane) -> "TranscriptRead":
+        """The search's read (kept on its lane, which is the search's own: its filters are the
+        lane's): what one rule looked up is not looked up again by the next."""
+        read = getattr(lane, "transcript_read", None)
+        if read is None or read.conn is not conn:
+            read = cls(conn, lane)
+            try:
+                lane.transcript_read = read
+            except AttributeError:  # a lane that takes no attribute: a read of its own each time
+                pass
+        return read
 
     def item_holds(self, item: int, lo: int, hi: int, expression: str) -> bool:
-        return self.conn.execute(self.sql, [expression, lo, hi, item, *self.args]).fetchone() is not None
+        key = (item, lo, hi, expression)
+        found = self.found.get(key)
+        if found is None:  # (an interrupted lookup raises: nothing is kept of it)
+            found = self.found[key] = \
+                self.conn.execute(self.sql, [expression, lo, hi, item, *self.args]).fetchone() is not None
+        return found
 
     def session_holds(self, key: tuple[str, str], expression: str) -> bool:
         if key not in self.ranges:
@@ -68,7 +90,7 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
             return {}
     evidence, held, weights = lane.evidence, lane.held, lane.weights
     whole = sum(weights.values())
-    read = TranscriptRead(conn, lane)
+    read = TranscriptRead.of(conn, lane)
 
     def share(terms) -> float:
         if not rules.COVERAGE_POWER or whole <= 0:

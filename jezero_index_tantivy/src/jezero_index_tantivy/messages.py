@@ -18,6 +18,7 @@ matches of a term are found by block-max WAND without scoring every message a co
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import OrderedDict
@@ -92,6 +93,15 @@ ANALYZED_KEPT = 4096
 # the padded chats set that moved a session of `how long is the cousin from Ireland staying` from
 # first to second (benchmarks/retrieval/README.md, 2026-12-03, `tantivy7`).
 MESSAGES_RESCORE = True
+
+# A key's sources as a filter (MessageIndex._narrow): where the index is exactly at the reader's
+# state, and the library's other sources hold fewer messages than the key's (their doc_freq), the
+# messages of those others are taken out (MustNot) instead of the key's kept in (Must: an OR of
+# their long lists): the same messages, since every message's source is one of the library's
+# then. On the 369 newest reads of the 400 load searches with the `*-local` key (20k items; it
+# reads 2 sources of 6, 65% of the messages), 995 -> 542 us a read, the same hits
+# (benchmarks/load/README.md, 2026-12-03, `load8`). False: always the key's sources.
+EXCLUDE_OTHERS = True
 
 # Codes ordered so that the usual choices are one range: every role but tool (the default), all.
 ROLE_CODES = {"user": 0, "assistant": 1, "system": 2, "tool": 3}
@@ -206,6 +216,7 @@ class _Kept:
         self.sessions: dict = {}
         self.terms: OrderedDict = OrderedDict()
         self.lock = threading.Lock()
+        self.sources: tuple | None = None  # (the library's head, its sources there): _library_sources
 
     def term(self, key):
         if not TERMS_KEPT:
@@ -278,7 +289,6 @@ class MessageIndex(DerivedIndex):
         searcher = None if head is None else self._in_step(head)
         if searcher is None:
             return None
-        filters = self._filters(request)
         if request.order == "per_term":
             out = PerTerm()
             kept = self._kept_for(searcher)
@@ -286,6 +296,9 @@ class MessageIndex(DerivedIndex):
             exact = state is searcher and applied == head
             if exact:
                 out.sessions = kept.sessions
+            # the key's sources, or the library's others taken out (EXCLUDE_OTHERS: exact only)
+            narrow = self._narrow(request, self._others(searcher, conn, kept, head, request) if exact else None)
+            filters = narrow + self._broad(request)
             # FTS5's scores are the reader's library's: only where the index's state is exactly
             # that (kept apart from tantivy's own scores, which a state before or after it gets)
             rescore = exact and MESSAGES_RESCORE and _fts5_holds_messages(conn)
@@ -298,7 +311,7 @@ class MessageIndex(DerivedIndex):
                 key = (alternatives, asked)
                 found = kept.term(key)
                 if found is _UNKEPT:
-                    found = self._one_term(searcher, conn, alternatives, request, filters, bounds, rescore)
+                    found = self._one_term(searcher, conn, alternatives, request, filters, bounds, rescore, narrow)
                     if isinstance(found, _Unread):
                         unread.append((len(out), key, found))
                     else:
@@ -307,6 +320,7 @@ class MessageIndex(DerivedIndex):
             if unread:
                 self._read_fields(searcher, conn, out, kept, unread)
             return out
+        filters = self._filters(request)
         terms = [self._term_query(alternatives) for alternatives in request.terms]
         kept = [q for q in terms if q is not None]
         if not kept:
@@ -349,9 +363,11 @@ class MessageIndex(DerivedIndex):
         return kept
 
     def _one_term(self, searcher, conn, alternatives: tuple[str, ...], request: MessageRequest, filters: list,
-                  bounds: list, rescore: bool = False):
+                  bounds: list, rescore: bool = False, narrow: list | None = None):
         """One term of a "per_term" request: None (a costly phrase), or its matches (BM25's best
-        to be re-scored by FTS5 when `rescore`: MESSAGES_RESCORE)."""
+        to be re-scored by FTS5 when `rescore`: MESSAGES_RESCORE). `filters`: the request's
+        (`narrow`: its sources, source and projects alone), as _filters gives them or with the
+        library's other sources taken out (_others)."""
         if request.phrase_rows is not None and self._costly(searcher, alternatives, request.phrase_rows):
             return None
         q = self._term_query(alternatives)
@@ -363,7 +379,7 @@ class MessageIndex(DerivedIndex):
                 return CommonUnread()
             return self._newest(searcher, conn, q, filters, request.limit, held, bounds,
                                 self._narrow_share(searcher, request))
-        found = self._per_term(searcher, self._on_fts5_idf(searcher, alternatives), request, request.limit)
+        found = self._per_term(searcher, self._on_fts5_idf(searcher, alternatives), request, request.limit, narrow)
         if not found:
             found = Ranked()
         # Every message holding the term, before the filters (FTS5's count for the lane: the IDF
@@ -375,7 +391,7 @@ class MessageIndex(DerivedIndex):
             found.forms = self._fts5_expression(searcher, alternatives)
         return found
 
-    def _top(self, searcher, query, request: MessageRequest, limit: int) -> list:
+    def _top(self, searcher, query, request: MessageRequest, limit: int, must: list | None = None) -> list:
         """The `limit` best hits of `query` that pass the request's filters, exactly as a search
         with the filters inside would give them, but cheaper. A filter inside the query keeps
         tantivy from pruning by block-max scores (a common word's top 50 took 4 ms with the
@@ -383,8 +399,10 @@ class MessageIndex(DerivedIndex):
         (role, subagents, time) are therefore checked on the best hits of the query without
         them, taken POST_FACTOR times deeper while too few pass, which gives the same hits: any
         passing hit past the depth read ranks below every one before it. Past POST_MAX_DEPTH
-        (a filter that passes few), the filters go inside the query."""
-        must = self._filters(request, broad=False)
+        (a filter that passes few), the filters go inside the query. `must`: the narrow filters
+        when already made (_one_term's), else _filters'."""
+        if must is None:
+            must = self._filters(request, broad=False)
         broad = self._filters(request, broad=True)
         if not broad:
             return searcher.search(_with_filters(query, must), limit=limit, count=False).hits
@@ -506,10 +524,10 @@ class MessageIndex(DerivedIndex):
             held = searcher.search(query, limit=1, count=True).count
         return held
 
-    def _per_term(self, searcher, query, request: MessageRequest, limit: int):
+    def _per_term(self, searcher, query, request: MessageRequest, limit: int, narrow: list | None = None):
         """The term's `limit` best messages by BM25 that pass the filters, to be read as (message
         id, item id, score) (_Unread, _read_fields)."""
-        hits = self._top(searcher, query, request, limit)
+        hits = self._top(searcher, query, request, limit, narrow)
         return _Unread(hits, False) if hits else []
 
     def _narrow_share(self, searcher, request: MessageRequest) -> float:
@@ -628,11 +646,34 @@ class MessageIndex(DerivedIndex):
         out += self._broad(request)
         return out
 
-    def _narrow(self, request: MessageRequest) -> list:
-        out = source_filters(self.schema, request.sources, request.source)
+    def _narrow(self, request: MessageRequest, others: list[str] | None = None) -> list:
+        """The sources, source and projects filters; with `others` (_others), the key's sources
+        as the library's other sources taken out."""
+        if others is None:
+            out = source_filters(self.schema, request.sources, request.source)
+        else:
+            out = [_Unless([tantivy.Query.term_query(self.schema, "f_source", s) for s in others])]
+            out += source_filters(self.schema, None, request.source)
         if request.projects is not None:
             out.append(any_term(self.schema, "f_project", request.projects))
         return out
+
+    def _others(self, searcher, conn: apsw.Connection, kept: "_Kept", head, request: MessageRequest
+                ) -> list[str] | None:
+        """The library's sources other than the key's, when taking their messages out is the
+        cheaper filter (EXCLUDE_OTHERS: they hold fewer messages, by doc_freq); else None. Only
+        for an index exactly at the reader's state `head`: every message it holds is then of a
+        source of the library's at that state (a message has its item's source, and is written and
+        removed with it), so what the others leave is what the key's sources keep."""
+        if not EXCLUDE_OTHERS or not request.sources:
+            return None
+        library = _library_sources(conn, kept, head)
+        if library is None:
+            return None
+        allowed = set(request.sources)
+        others = [s for s in library if s not in allowed]
+        held = lambda names: sum(searcher.doc_freq("f_source", s) for s in names)  # noqa: E731
+        return others if held(others) < held(dict.fromkeys(request.sources)) else None
 
     def _broad(self, request: MessageRequest) -> list:
         out = []
@@ -661,13 +702,45 @@ class MessageIndex(DerivedIndex):
             [(tantivy.Occur.Should, q) for q in ranges])
 
 
+class _Unless(list):
+    """A filter of term queries whose documents are taken out (MustNot), for _with_filters."""
+
+
+_SOURCES_AT_HEAD = (
+    "WITH RECURSIVE s(x) AS (SELECT min(source) FROM items UNION ALL "
+    "SELECT (SELECT min(source) FROM items WHERE source > s.x) FROM s WHERE s.x IS NOT NULL) "
+    "SELECT (SELECT value FROM meta WHERE key = 'library_id'), (SELECT coalesce(max(seq), 0) FROM item_changes), "
+    "(SELECT json_group_array(x) FROM s WHERE x IS NOT NULL)")
+
+
+def _library_sources(conn: apsw.Connection, kept: "_Kept", head) -> list[str] | None:
+    """The library's distinct sources at its state `head` (library_head's), or None when the
+    library `conn` reads is no longer there: read in one statement with the head (one snapshot),
+    and kept for the index state (`kept`: the same head is the same items)."""
+    known = kept.sources
+    if known is not None and known[0] == head:
+        return known[1]
+    row = conn.execute(_SOURCES_AT_HEAD).fetchone()
+    if not row or (row[0], row[1]) != (head.library, head.seq):
+        return None
+    sources = json.loads(row[2])
+    kept.sources = (head, sources)
+    return sources
+
+
 def _fts5_holds_messages(conn: apsw.Connection) -> bool:
-    """Whether the library's FTS5 messages index holds messages (its averages record's N)."""
+    """Whether the library's FTS5 messages index holds messages, from what the library records
+    itself (not FTS5's own tables): its schema has the index (`messages_fts`, made with the
+    messages table, jezero.store.messages.create) and its `messages` table a row. Every message
+    is written into the index in its item's transaction, and removed from it with the message
+    (jezero.store.messages.replace, remove; a migration's rebuild in its own), so the index holds
+    messages exactly when the table does."""
     try:
-        row = conn.execute("SELECT block FROM messages_fts_data WHERE id = 1").fetchone()
-    except apsw.SQLError:  # no messages index
+        row = conn.execute("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages_fts') "
+                           "AND EXISTS (SELECT 1 FROM messages)").fetchone()
+    except apsw.SQLError:  # no messages table
         return False
-    return bool(row and row[0] and row[0][0])
+    return bool(row and row[0])
 
 
 def _rescored(conn: apsw.Connection, expression: str, found: Ranked) -> Ranked:
@@ -700,6 +773,10 @@ def _tantivy_idf(rows: int, doc_freqs: list[int]) -> float:
 def _with_filters(query, filters: list):
     if not filters:
         return query
-    return tantivy.Query.boolean_query(
-        [(tantivy.Occur.Must, query)] + [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
-                                         for f in filters])
+    clauses = [(tantivy.Occur.Must, query)]
+    for f in filters:
+        if isinstance(f, _Unless):
+            clauses += [(tantivy.Occur.MustNot, q) for q in f]
+        else:
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)))
+    return tantivy.Query.boolean_query(clauses)
