@@ -46,6 +46,13 @@ log = logging.getLogger("jezero.ingest")
 # A rough tokens-per-character ratio for English and code, for --dry-run estimates only.
 CHARS_PER_TOKEN = 4
 
+# A session whose last time is further ahead of this machine's clock than this was not written
+# just now by an agent still at work: its times are wrong (a device's clock set years ahead, a
+# local time read as UTC is at most 14 hours ahead). Waiting for it to settle would wait until
+# that time comes, so it was never stored; it is written now, with a warning. A clock a little
+# ahead only makes its session wait a little longer.
+FUTURE_SKEW = timedelta(days=1)
+
 
 @dataclass
 class RunReport:
@@ -194,7 +201,7 @@ class Pipeline:
         try:
             for session in connector.read(cursor):
                 self.report.sessions_seen += 1
-                if session.ended_at is not None and self.now - session.ended_at < settle:
+                if self._still_active(session, settle):
                     self.report.sessions_deferred += 1
                     continue
                 if self.budget.exhausted:
@@ -218,6 +225,15 @@ class Pipeline:
         if self.budget.exhausted:
             self.report.budget_reached = True
         return self.report
+
+    def _still_active(self, session: Session, settle: timedelta) -> bool:
+        if session.ended_at is None or self.now - session.ended_at >= settle:
+            return False
+        if session.ended_at - self.now > FUTURE_SKEW:  # not waited for: see FUTURE_SKEW
+            self._warn(f"session {session.id}: its last time ({session.ended_at.isoformat()}) is in the future "
+                       "(a clock set wrong?): written without waiting for it to settle")
+            return False
+        return True
 
     def _warn(self, message: str) -> None:
         # Info, not warning: the report carries every warning and the CLI prints each once.
