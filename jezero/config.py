@@ -42,6 +42,16 @@ def resolve_config_path(explicit: str | os.PathLike | None = None) -> Path:
     return default_config_path()
 
 
+def _variables_set(path: str | None) -> str | None:
+    """A path option's `$NAME`s must be set (jezero.ingest.files.unset_variables says why)."""
+    from jezero.ingest.files import unset_variables_message
+
+    unset = path and unset_variables_message(path)
+    if unset:
+        raise ValueError(f"the path {unset}")
+    return path
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
 
@@ -56,6 +66,8 @@ class StorageConfig(_Section):
     # variable (or .env entry) that holds it, never the string itself.
     url_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     replica_url_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")  # readers, when set
+
+    _path_variables_set = field_validator("path")(classmethod(lambda cls, v: _variables_set(v)))
 
 
 class SearchConfig(_Section):
@@ -135,6 +147,7 @@ class ClientConfig(_Section):
 
 class InboxConfig(_Section):
     path: str | None = None  # default: an `inbox` folder beside the library
+    _path_variables_set = field_validator("path")(classmethod(lambda cls, v: _variables_set(v)))
     # Far above any real session file (the longest Claude Code sessions reach tens of MB), low
     # enough that a runaway device cannot fill the server's disk in one request.
     max_upload_mb: float = Field(128.0, gt=0, le=16384)
