@@ -62,3 +62,67 @@ def test_the_same_paths_with_the_variable_set_are_read_through_it(tmp_path):
     ran = cli(config, "run", env=env)
     assert ran.returncode == 0, ran.stderr
     assert (tmp_path / "library.sqlite3").exists() and not list(tmp_path.glob("$*"))
+
+
+# -- several processes opening one new or older library at once ----------------------------------
+
+
+def status_config(tmp_path):
+    path = tmp_path / "status.toml"
+    path.write_text(f'[storage]\npath = "{tmp_path / "lib" / "library.sqlite3"}"\n[summarizer]\nname = "offline"\n')
+    return path
+
+
+@pytest.fixture(scope="module")
+def version_8(tmp_path_factory):
+    """A library at schema version 8 holding 1,500 items of 20 messages each: its migration to 9
+    (the messages renumbered) takes long enough for the processes to meet."""
+    from datetime import datetime, timedelta, timezone
+
+    from jezero.store import ItemRecord, Store
+    from jezero.store.messages import MessageRecord
+
+    path = tmp_path_factory.mktemp("v8") / "library.sqlite3"
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    with Store(path, migrate_to=8) as store:
+        for first in range(0, 1500, 250):
+            items = []
+            for i in range(first, first + 250):
+                t = t0 + timedelta(minutes=(i * 7919) % 100_000)
+                messages = [MessageRecord("user" if j % 2 else "assistant", f"step {j} of session {i} deploy",
+                                          t + timedelta(seconds=j)) for j in range(20)]
+                items.append(ItemRecord(uid=f"src:s{i}:0", source="src", agent="claude-code", session_id=f"s{i}",
+                                        segment_index=0, occurred_at=t, title=f"session {i}", summary="deploy",
+                                        questions=[], atoms=[], original="\n".join(m.text for m in messages),
+                                        content_hash=f"h{i}", summarizer="offline", summary_schema=1,
+                                        messages=messages))
+            store.write(items, connector="src", cursor={f"s{first}": 1})
+    return path
+
+
+@pytest.mark.parametrize("start", ["new", "version 8"])
+def test_processes_opening_one_library_at_once_all_succeed(tmp_path, start, request):
+    """Before: each process read the library's schema version, then migrated: two at once both
+    read the old version and the second ran the first one's migrations again once it had the lock
+    ("SQLError: table meta already exists", a traceback), or failed on a snapshot the first had
+    moved past ("locked by another process"). 2 of 6 pairs of `jezero status` failed so on a new
+    library, 3 of 3 on a version 8 one. Now the second waits for the lock and finds the migration
+    done."""
+    import shutil
+
+    from jezero.store import LATEST, Store
+
+    config = status_config(tmp_path)
+    library = tmp_path / "lib" / "library.sqlite3"
+    for round in range(3):
+        shutil.rmtree(library.parent, ignore_errors=True)
+        library.parent.mkdir()
+        if start != "new":
+            shutil.copy(request.getfixturevalue("version_8"), library)
+        procs = [subprocess.Popen([*jezero_command(), "--config", str(config), "status"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        errors = [p.communicate(timeout=120)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0] * 4, errors
+        with Store(library) as store:
+            assert store.schema_version() == LATEST and store.integrity_check() == "ok"
+            assert store.counts()["messages"] == (0 if start == "new" else 30_000)
