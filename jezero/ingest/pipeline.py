@@ -199,21 +199,30 @@ class Pipeline:
         pool = ThreadPoolExecutor(max_workers=in_flight) if in_flight > 1 else None
         pending: deque[_Pending] = deque()
         try:
-            for session in connector.read(cursor):
-                self.report.sessions_seen += 1
-                if self._still_active(session, settle):
-                    self.report.sessions_deferred += 1
-                    continue
-                if self.budget.exhausted:
-                    self.report.budget_reached = True
-                    break
-                job = self._prepare(session, pool)
-                if job is None:
-                    continue
-                pending.append(job)
-                # Keep enough work queued to fill the pool, and write sessions as they finish.
-                while pending and (len(pending) > in_flight * 2 or _done(pending[0])):
+            try:
+                for session in connector.read(cursor):
+                    self.report.sessions_seen += 1
+                    if self._still_active(session, settle):
+                        self.report.sessions_deferred += 1
+                        continue
+                    if self.budget.exhausted:
+                        self.report.budget_reached = True
+                        break
+                    job = self._prepare(session, pool)
+                    if job is None:
+                        continue
+                    pending.append(job)
+                    # Keep enough work queued to fill the pool, and write sessions as they finish.
+                    while pending and (len(pending) > in_flight * 2 or _done(pending[0])):
+                        self._finish(pending.popleft())
+            except Exception:
+                # The connector (or a session's preparation) failed part way: the sessions read
+                # before it are summarised or being summarised, and are written before the error
+                # goes up. Dropped, they were summarised (and paid for) again on every run and
+                # never written while the connector kept failing at the same place.
+                while pending:
                     self._finish(pending.popleft())
+                raise
             while pending:
                 self._finish(pending.popleft())
         finally:
