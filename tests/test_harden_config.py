@@ -1,4 +1,5 @@
-"""A config whose paths name an environment variable that is not set, through the real CLI
+"""A config whose paths name an environment variable that is not set, several processes opening one
+new or older library at once, and what is at the run lock's path, through the real CLI
 (`jezero check-config` and `jezero run` in subprocesses). Before: `$NAME` was left as it was, so
 check-config said ok and `jezero run` made a second, empty library in a folder literally named
 `$NAME` (a cron job without the variable filled that one while the server read the real one), or
@@ -126,3 +127,33 @@ def test_processes_opening_one_library_at_once_all_succeed(tmp_path, start, requ
         with Store(library) as store:
             assert store.schema_version() == LATEST and store.integrity_check() == "ok"
             assert store.counts()["messages"] == (0 if start == "new" else 30_000)
+
+
+# -- the run lock ----------------------------------------------------------------------------------
+
+
+def test_a_folder_where_the_run_lock_goes_is_one_line(tmp_path):
+    """Before: a traceback ending in IsADirectoryError from inside filelock."""
+    config = write(tmp_path, tmp_path / "library.sqlite3")
+    assert cli(config, "run", "-q").returncode == 0
+    (tmp_path / "library.sqlite3.lock").unlink()
+    (tmp_path / "library.sqlite3.lock").mkdir()
+    ran = cli(config, "run")
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr
+    assert "cannot take the run lock" in ran.stderr and "library.sqlite3.lock" in ran.stderr
+
+
+def test_a_lock_file_left_by_a_killed_run_does_not_hold_the_next(tmp_path):
+    import signal
+    import time
+
+    config = write(tmp_path, tmp_path / "library.sqlite3")
+    proc = subprocess.Popen([*jezero_command(), "--config", str(config), "run", "-q"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "library.sqlite3.lock").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert (tmp_path / "library.sqlite3.lock").exists()
+    assert cli(config, "run", "-q").returncode == 0
