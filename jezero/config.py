@@ -67,7 +67,10 @@ class StorageConfig(_Section):
     url_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     replica_url_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")  # readers, when set
 
-    _path_variables_set = field_validator("path")(classmethod(lambda cls, v: _variables_set(v)))
+    @field_validator("path")
+    @classmethod
+    def _path_variables_set(cls, path: str | None) -> str | None:
+        return _variables_set(path)
 
 
 class SearchConfig(_Section):
@@ -147,7 +150,6 @@ class ClientConfig(_Section):
 
 class InboxConfig(_Section):
     path: str | None = None  # default: an `inbox` folder beside the library
-    _path_variables_set = field_validator("path")(classmethod(lambda cls, v: _variables_set(v)))
     # Far above any real session file (the longest Claude Code sessions reach tens of MB), low
     # enough that a runaway device cannot fill the server's disk in one request.
     max_upload_mb: float = Field(128.0, gt=0, le=16384)
@@ -157,6 +159,11 @@ class InboxConfig(_Section):
     # every second or two; 30 s of none is a stalled or vanished device, and it is under the
     # client core's own 60 s socket timeout, so a device that is still there reads the 408.
     upload_idle_seconds: float = Field(30.0, gt=0, le=3600)
+
+    @field_validator("path")
+    @classmethod
+    def _path_variables_set(cls, path: str | None) -> str | None:
+        return _variables_set(path)
 
     @property
     def max_upload_bytes(self) -> int:

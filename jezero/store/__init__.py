@@ -141,13 +141,17 @@ def open_readonly(path: str | os.PathLike) -> apsw.Connection:
     p = Path(path)
     if not p.exists():
         raise StoreError(f"no library at {p} (run `jezero init` or `jezero up` first)")
+    conn = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        conn = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY)
-        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # WAL's files are opened here
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # WAL's -shm is opened here
     except apsw.CantOpenError:
-        conn = _open_in_read_only_folder(p)
-        if conn is None:
+        fallback = _open_in_read_only_folder(p)
+        if fallback is None:
             raise
+        conn.close()
+        conn = fallback
+    except apsw.Error:
+        pass  # (a library that cannot be read fails on its first real statement, as before)
     _configure(conn)
     conn.execute(f"PRAGMA mmap_size={READ_MMAP_BYTES}").fetchall()
     if READ_STABLE_PLANS:
