@@ -42,10 +42,29 @@ def resolve_config_path(explicit: str | os.PathLike | None = None) -> Path:
     return default_config_path()
 
 
-def _variables_set(path: str | None) -> str | None:
-    """A path option's `$NAME`s must be set (jezero.ingest.files.unset_variables says why)."""
-    from jezero.ingest.files import unset_variables_message
+# `$NAME` and `${NAME}`, as os.path.expandvars reads them.
+_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)
 
+
+def unset_variables(path: str) -> list[str]:
+    """The environment variables a path names that are not set. os.path.expandvars (and so
+    jezero.ingest.files.expand) leaves such a `$NAME` as it is, so the path is another one: a
+    library made in a folder literally named `$NAME` (a second library that cron's runs fill while
+    the server reads the first), or a store never found. A path that names one is refused."""
+    names = [m[1].strip("{}") for m in _VARIABLE.finditer(path)]
+    return [n for n in dict.fromkeys(names) if n not in os.environ]
+
+
+def unset_variables_message(path: str) -> str | None:
+    missing = unset_variables(path)
+    if not missing:
+        return None
+    names = ", ".join(f"${n}" for n in missing)
+    return f"names {names}, which {'is' if len(missing) == 1 else 'are'} not set in the environment"
+
+
+def _variables_set(path: str | None) -> str | None:
+    """A path option's `$NAME`s must be set (unset_variables says why)."""
     unset = path and unset_variables_message(path)
     if unset:
         raise ValueError(f"the path {unset}")

@@ -9,7 +9,8 @@ from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-from jezero.ingest.files import expand, unset_variables_message
+from jezero.config import unset_variables_message
+from jezero.ingest.files import expand
 
 
 class Options(BaseModel):

@@ -245,24 +245,3 @@ def strip_ansi(text: str) -> str:
 
 def expand(path: str) -> Path:
     return Path(os.path.expandvars(os.path.expanduser(path)))
-
-
-# `$NAME` and `${NAME}`, as os.path.expandvars reads them.
-_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)
-
-
-def unset_variables(path: str) -> list[str]:
-    """The environment variables a path names that are not set. `expand` leaves such a `$NAME` as
-    it is, so the path is another one: a library made in a folder literally named `$NAME` (a
-    second library that cron's runs fill while the server reads the first), or a store never
-    found. A path that names one is refused instead."""
-    names = [m[1].strip("{}") for m in _VARIABLE.finditer(path)]
-    return [n for n in dict.fromkeys(names) if n not in os.environ]
-
-
-def unset_variables_message(path: str) -> str | None:
-    missing = unset_variables(path)
-    if not missing:
-        return None
-    names = ", ".join(f"${n}" for n in missing)
-    return f"names {names}, which {'is' if len(missing) == 1 else 'are'} not set in the environment"
