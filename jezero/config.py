@@ -42,6 +42,35 @@ def resolve_config_path(explicit: str | os.PathLike | None = None) -> Path:
     return default_config_path()
 
 
+# `$NAME` and `${NAME}`, as os.path.expandvars reads them.
+_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)
+
+
+def unset_variables(path: str) -> list[str]:
+    """The environment variables a path names that are not set. os.path.expandvars (and so
+    jezero.ingest.files.expand) leaves such a `$NAME` as it is, so the path is another one: a
+    library made in a folder literally named `$NAME` (a second library that cron's runs fill while
+    the server reads the first), or a store never found. A path that names one is refused."""
+    names = [m[1].strip("{}") for m in _VARIABLE.finditer(path)]
+    return [n for n in dict.fromkeys(names) if n not in os.environ]
+
+
+def unset_variables_message(path: str) -> str | None:
+    missing = unset_variables(path)
+    if not missing:
+        return None
+    names = ", ".join(f"${n}" for n in missing)
+    return f"names {names}, which {'is' if len(missing) == 1 else 'are'} not set in the environment"
+
+
+def _variables_set(path: str | None) -> str | None:
+    """A path option's `$NAME`s must be set (unset_variables says why)."""
+    unset = path and unset_variables_message(path)
+    if unset:
+        raise ValueError(f"the path {unset}")
+    return path
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
 
@@ -56,6 +85,11 @@ class StorageConfig(_Section):
     # variable (or .env entry) that holds it, never the string itself.
     url_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     replica_url_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")  # readers, when set
+
+    @field_validator("path")
+    @classmethod
+    def _path_variables_set(cls, path: str | None) -> str | None:
+        return _variables_set(path)
 
 
 class SearchConfig(_Section):
@@ -144,6 +178,11 @@ class InboxConfig(_Section):
     # every second or two; 30 s of none is a stalled or vanished device, and it is under the
     # client core's own 60 s socket timeout, so a device that is still there reads the 408.
     upload_idle_seconds: float = Field(30.0, gt=0, le=3600)
+
+    @field_validator("path")
+    @classmethod
+    def _path_variables_set(cls, path: str | None) -> str | None:
+        return _variables_set(path)
 
     @property
     def max_upload_bytes(self) -> int:

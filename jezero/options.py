@@ -9,6 +9,7 @@ from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from jezero.config import unset_variables_message
 from jezero.ingest.files import expand
 
 
@@ -23,10 +24,14 @@ def _folder(value: object) -> object:
         value = os.fspath(value)
     if not isinstance(value, str) or not value.strip():
         raise ValueError("must be a folder path (a string)")
+    unset = unset_variables_message(value)
+    if unset:
+        raise ValueError(f"must be a folder path whose variables are set: it {unset}")
     return expand(value.strip())
 
 
-# A folder or file path option: `~` and `$VARS` expanded, an empty or non-string value refused.
+# A folder or file path option: `~` and `$VARS` expanded, an empty or non-string value or one naming a
+# variable that is not set refused.
 FolderPath = Annotated[Path, BeforeValidator(_folder)]
 
 O = TypeVar("O", bound=BaseModel)

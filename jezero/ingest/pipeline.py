@@ -46,6 +46,13 @@ log = logging.getLogger("jezero.ingest")
 # A rough tokens-per-character ratio for English and code, for --dry-run estimates only.
 CHARS_PER_TOKEN = 4
 
+# A session whose last time is further ahead of this machine's clock than this was not written
+# just now by an agent still at work: its times are wrong (a device's clock set years ahead, a
+# local time read as UTC is at most 14 hours ahead). Waiting for it to settle would wait until
+# that time comes, so it was never stored; it is written now, with a warning. A clock a little
+# ahead only makes its session wait a little longer.
+FUTURE_SKEW = timedelta(days=1)
+
 
 @dataclass
 class RunReport:
@@ -192,21 +199,30 @@ class Pipeline:
         pool = ThreadPoolExecutor(max_workers=in_flight) if in_flight > 1 else None
         pending: deque[_Pending] = deque()
         try:
-            for session in connector.read(cursor):
-                self.report.sessions_seen += 1
-                if session.ended_at is not None and self.now - session.ended_at < settle:
-                    self.report.sessions_deferred += 1
-                    continue
-                if self.budget.exhausted:
-                    self.report.budget_reached = True
-                    break
-                job = self._prepare(session, pool)
-                if job is None:
-                    continue
-                pending.append(job)
-                # Keep enough work queued to fill the pool, and write sessions as they finish.
-                while pending and (len(pending) > in_flight * 2 or _done(pending[0])):
+            try:
+                for session in connector.read(cursor):
+                    self.report.sessions_seen += 1
+                    if self._still_active(session, settle):
+                        self.report.sessions_deferred += 1
+                        continue
+                    if self.budget.exhausted:
+                        self.report.budget_reached = True
+                        break
+                    job = self._prepare(session, pool)
+                    if job is None:
+                        continue
+                    pending.append(job)
+                    # Keep enough work queued to fill the pool, and write sessions as they finish.
+                    while pending and (len(pending) > in_flight * 2 or _done(pending[0])):
+                        self._finish(pending.popleft())
+            except Exception:
+                # The connector (or a session's preparation) failed part way: the sessions read
+                # before it are summarised or being summarised, and are written before the error
+                # goes up. Dropped, they were summarised (and paid for) again on every run and
+                # never written while the connector kept failing at the same place.
+                while pending:
                     self._finish(pending.popleft())
+                raise
             while pending:
                 self._finish(pending.popleft())
         finally:
@@ -218,6 +234,15 @@ class Pipeline:
         if self.budget.exhausted:
             self.report.budget_reached = True
         return self.report
+
+    def _still_active(self, session: Session, settle: timedelta) -> bool:
+        if session.ended_at is None or self.now - session.ended_at >= settle:
+            return False
+        if session.ended_at - self.now > FUTURE_SKEW:  # not waited for: see FUTURE_SKEW
+            self._warn(f"session {session.id}: its last time ({session.ended_at.isoformat()}) is in the future "
+                       "(a clock set wrong?): written without waiting for it to settle")
+            return False
+        return True
 
     def _warn(self, message: str) -> None:
         # Info, not warning: the report carries every warning and the CLI prints each once.

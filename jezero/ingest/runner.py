@@ -4,6 +4,7 @@ passes over stored items: retag (projects, no model) and resummarize (on purpose
 
 from __future__ import annotations
 
+import errno
 import logging
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,10 +26,14 @@ from jezero.ingest.pipeline import (
 from jezero.ingest.segments import parse_rendered
 from jezero.models import Segment, Session
 from jezero.private import private_folder
-from jezero.store import Store, backends, engines, library_failure, parse_stored_time
+from jezero.store import Store, StoreError, backends, engines, library_failure, parse_stored_time
 from jezero.store.backends import RunLocked
 
 log = logging.getLogger("jezero.ingest")
+
+# A lock that cannot be taken for these reasons is the library's folder's problem, which the CLI
+# says in one line already (jezero.cli.errors: read-only or not yours, no space left).
+_SAID_ALREADY = (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EFBIG)
 
 
 def lock_for(config: Config) -> FileLock:
@@ -51,6 +56,12 @@ def exclusive(config: Config):
         lock.acquire(timeout=0)
     except Timeout:
         raise RunLocked(f"another `jezero run` holds {lock.lock_file}") from None
+    except OSError as e:
+        if e.errno in _SAID_ALREADY:
+            raise
+        # Something else at the lock's path (a folder, a special file): a traceback said nothing.
+        raise StoreError(f"cannot take the run lock {lock.lock_file} ({e.strerror or e}): it must be a file "
+                         "this user can write; move away what is there") from None
     try:
         yield
     finally:

@@ -142,10 +142,38 @@ def open_readonly(path: str | os.PathLike) -> apsw.Connection:
     if not p.exists():
         raise StoreError(f"no library at {p} (run `jezero init` or `jezero up` first)")
     conn = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # WAL's -shm is opened here
+    except apsw.CantOpenError:
+        fallback = _open_in_read_only_folder(p)
+        if fallback is None:
+            raise
+        conn.close()
+        conn = fallback
+    except apsw.Error:
+        pass  # (a library that cannot be read fails on its first real statement, as before)
     _configure(conn)
     conn.execute(f"PRAGMA mmap_size={READ_MMAP_BYTES}").fetchall()
     if READ_STABLE_PLANS:
         _fts5_lookups_planned_once(conn)
+    return conn
+
+
+def _open_in_read_only_folder(p: Path) -> apsw.Connection | None:
+    """A library in a folder this process cannot write (a read-only mount, a snapshot, a shared
+    copy), closed cleanly by its writer: no `-wal` beside it, and none can be made. SQLite reads a
+    WAL library only with its `-shm` file, which it cannot create there either, so every reader
+    (search, the server) failed with "unable to open database file". The file is then whole
+    and, as far as this process can tell, nobody writes it: it is read as immutable (no WAL, no
+    locks). None for a folder that can be written, or a `-wal` holding data: a real failure."""
+    wal = Path(f"{p}-wal")
+    if os.access(p.parent, os.W_OK) or (wal.exists() and wal.stat().st_size > 0):
+        return None
+    from urllib.parse import quote
+
+    conn = apsw.Connection(f"file:{quote(str(p.resolve()))}?immutable=1",
+                           flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     return conn
 
 

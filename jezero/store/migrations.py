@@ -223,13 +223,23 @@ def migrate(db, tokenizer: str, target: int = LATEST) -> int:
     """Bring the database from its version to `target`; returns the version it started at."""
     start = current_version(db)
     for version in range(start + 1, target + 1):
-        with db:
-            MIGRATIONS[version - 1](db, tokenizer)
-            db.execute(
-                "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (str(version),),
-            )
+        # The write lock first, then the version read again under it: two processes opening one
+        # library at once (a run and `jezero status` on a new or older library) both read the old
+        # version, and the second ran the first's migration again once it had the lock ("table
+        # meta already exists", a traceback). Now the second waits (busy timeout) and finds it done.
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if current_version(db) < version:
+                MIGRATIONS[version - 1](db, tokenizer)
+                db.execute(
+                    "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (str(version),),
+                )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
     return start
 
 
