@@ -92,3 +92,14 @@ def test_readers_answer_from_a_library_in_a_read_only_folder(read_only):
     ran = cli(config, "run")  # a writer still cannot write there: one line, nothing changed
     assert ran.returncode != 0 and "Traceback" not in ran.stderr and "cannot write" in ran.stderr, ran.stderr
     assert (library.stat().st_size, library.stat().st_mtime_ns) == before
+
+
+def test_a_folder_only_this_user_cannot_write_is_not_read_as_immutable(tmp_path, monkeypatch):
+    """Another user's `jezero run` may write a library this user can only read: immutable, its
+    reader would answer from pages that changed under it. Only a read-only mount is immutable."""
+    from jezero import store
+
+    library = tmp_path / "library.sqlite3"
+    library.write_bytes(b"")
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # as a folder of another user's
+    assert store._open_in_read_only_folder(library) is None

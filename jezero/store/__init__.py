@@ -160,14 +160,16 @@ def open_readonly(path: str | os.PathLike) -> apsw.Connection:
 
 
 def _open_in_read_only_folder(p: Path) -> apsw.Connection | None:
-    """A library in a folder this process cannot write (a read-only mount, a snapshot, a shared
-    copy), closed cleanly by its writer: no `-wal` beside it, and none can be made. SQLite reads a
-    WAL library only with its `-shm` file, which it cannot create there either, so every reader
-    (search, the server) failed with "unable to open database file". The file is then whole
-    and, as far as this process can tell, nobody writes it: it is read as immutable (no WAL, no
-    locks). None for a folder that can be written, or a `-wal` holding data: a real failure."""
+    """A library on a read-only mount (a snapshot, a backup mounted to look something up), closed
+    cleanly by its writer: no `-wal` beside it, and none can be made. SQLite reads a WAL library
+    only with its `-shm` file, which it cannot create there either, so every reader (search, the
+    server) failed with "unable to open database file". Nobody can write the file through that
+    mount, so it is read as immutable (no WAL, no locks). None otherwise, a real failure: a `-wal`
+    holding data, or a folder only this user cannot write (another user's `jezero run` may write
+    the library later, and an immutable reader would go on answering from pages that changed
+    under it)."""
     wal = Path(f"{p}-wal")
-    if os.access(p.parent, os.W_OK) or (wal.exists() and wal.stat().st_size > 0):
+    if not _on_read_only_mount(p.parent) or (wal.exists() and wal.stat().st_size > 0):
         return None
     from urllib.parse import quote
 
@@ -175,6 +177,13 @@ def _open_in_read_only_folder(p: Path) -> apsw.Connection | None:
                            flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     return conn
+
+
+def _on_read_only_mount(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _fts5_lookups_planned_once(conn: apsw.Connection) -> None:
