@@ -473,6 +473,17 @@ def _closest(word: str, choices: list[str]) -> str | None:
     return found[0] if found else None
 
 
+def blind_clients(cfg: Config) -> list[str]:
+    """What check-config warns about the client keys: a key whose `sources` match none of the
+    config's connectors answers every search with nothing, and nothing says why (a glob mistyped,
+    a connector renamed). A warning, not a problem: a library may hold sources no connector of
+    this config writes any more (a removed connector, another server's inbox)."""
+    names = [c.name for c in cfg.connectors]
+    return [f"clients.{c.name}: its sources {c.sources} match none of the config's connectors "
+            f"({', '.join(names) or 'none'}): its searches find nothing unless the library holds such a source"
+            for c in cfg.clients if not any(source_allowed(n, c.sources) for n in names)]
+
+
 def source_allowed(source: str, patterns: list[str]) -> bool:
     """Case-sensitive glob match of a source name against a client's patterns."""
     return any(fnmatch.fnmatchcase(source, p) for p in patterns)

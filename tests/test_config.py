@@ -102,3 +102,21 @@ def test_source_globs_are_case_sensitive():
     assert config.source_allowed("agent-1", ["agent-*"])
     assert not config.source_allowed("Agent-1", ["agent-*"])
     assert not config.source_allowed("other", [])
+
+
+@needs_plugin("jezero-connectors-claude")
+def test_check_config_warns_about_a_client_key_that_matches_no_connector(run_cli, tmp_path):
+    """A key whose sources match no connector answers every search with nothing, and nothing said
+    why: check-config says so (a warning: the config is still ok)."""
+    path = tmp_path / "config.toml"
+    digest = "0" * 64
+    path.write_text(f'[storage]\npath = "{tmp_path / "lib.sqlite3"}"\n'
+                    f'[[connectors]]\nname = "claude-local"\ntype = "claude"\n'
+                    f'[[clients]]\nname = "laptop"\nkey_sha256 = "{digest}"\nsources = ["claude-*"]\n'
+                    f'[[clients]]\nname = "typo"\nkey_sha256 = "{digest[:-1]}1"\nsources = ["cluade-*"]\n')
+    proc = run_cli("--config", str(path), "check-config", "--json")
+    assert proc.returncode == 0, proc.stderr
+    warnings = json.loads(proc.stdout)["warnings"]
+    assert len(warnings) == 1 and warnings[0].startswith("clients.typo: its sources ['cluade-*']"), warnings
+    human = run_cli("--config", str(path), "check-config")
+    assert human.returncode == 0 and "warning: clients.typo" in human.stderr and "laptop" not in human.stderr

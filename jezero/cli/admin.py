@@ -106,12 +106,15 @@ def check_config(
             for p in e.problems:
                 err.print(f"  {p}", markup=False)
         raise typer.Exit(1)
+    warnings = config_mod.blind_clients(cfg)
     summary = {"config": str(path), "ok": True, "library": str(cfg.library_path()),
                "connectors": [c.name for c in cfg.connectors], "clients": [c.name for c in cfg.clients],
-               "summarizer": cfg.summarizer.name, "problems": []}
+               "summarizer": cfg.summarizer.name, "problems": [], "warnings": warnings}
     if json_out:
         print_json(summary)
     else:
+        for warning in warnings:
+            err.print(f"warning: {warning}", markup=False)
         out.print(f"{path}: ok ({len(cfg.connectors)} connector(s), {len(cfg.clients)} client(s), "
                   f"summarizer {cfg.summarizer.name!r})", markup=False)
 
