@@ -11,30 +11,10 @@ import pytest
 
 from jezero.query import search
 from jezero.query.fused import rules
-from jezero.store import Store, open_readonly
-from test_fused import NOW, item, sessions
+from test_fused import NOW, conn, sessions  # noqa: F401 (conn: the fixture, its library)
 
 fused = importlib.import_module("jezero.query.fused")
 RULES = sorted(name for name in vars(rules) if name.isupper())
-
-
-@pytest.fixture
-def conn(tmp_path):
-    """A session found by both lanes, one its item alone names, one about something else."""
-    path = tmp_path / "lib.sqlite3"
-    with Store(path) as store:
-        store.write([
-            item("watch", "Raise the file watcher limit", "The dev server stopped reloading on Linux.",
-                 [("user", "the dev server no longer reloads"),
-                  ("tool", "Error: ENOSPC: System limit for number of file watchers reached"),
-                  ("assistant", "set fs.inotify.max_user_watches=524288 in /etc/sysctl.d")]),
-            item("title", "inotify max_user_watches for the dev server",
-                 "Where the inotify max_user_watches limit is set and why.", [("user", "explain the limit")], day=1),
-            item("other", "Checkout page copy", "Rewrote the checkout copy.", [("user", "new checkout copy")], day=2),
-        ])
-    c = open_readonly(path)
-    yield c
-    c.close()
 
 
 def scores(conn):
