@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, json_text, read_json, read_options
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, json_text, read_json,
+                           read_options)
 
 from jezero_connectors_claude.actions import annotate
 from jezero_connectors_claude.reader import Thread, TranscriptRead, read_transcript
@@ -60,7 +61,10 @@ class ClaudeConnector:
         if not root.is_dir():
             self.context.warn(f"Claude Code store not found: {root}")
             return
-        for tf in walk(root, self.context.warn):
+        files = list(walk(root, self.context.warn))
+        for warning in one_id_two_files(files):
+            self.context.warn(warning)
+        for tf in files:
             yield from self._read_file(tf, cursor)
 
     def _read_file(self, tf: TranscriptFile, cursor: dict[str, Any]) -> Iterator[Session]:
@@ -86,6 +90,23 @@ class ClaudeConnector:
         for session in sessions:
             if cursor.get(session.cursor_key) != session.cursor_value:
                 yield session
+
+
+def one_id_two_files(files: list[TranscriptFile]) -> list[str]:
+    """Main files of one name in two project folders (stores copied or merged together): a
+    session's id is its file name, so both are one session and each run keeps whichever it wrote
+    last. Not fixed here (either file's id changed would duplicate or drop what is stored), but
+    said, so the loss is not silent."""
+    seen: dict[str, TranscriptFile] = {}
+    warnings = []
+    for tf in files:
+        if tf.agent:
+            continue
+        first = seen.setdefault(tf.stem, tf)
+        if first is not tf:
+            warnings.append(f"{first.key} and {tf.key} have one name, so one session id ({tf.stem}): the "
+                            f"library keeps only one of them at a time (stores copied together? move one out)")
+    return warnings
 
 
 def vanished(path: Path) -> str:
