@@ -46,17 +46,14 @@ def resolve_config_path(explicit: str | os.PathLike | None = None) -> Path:
 _VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)
 
 
-def unset_variables(path: str) -> list[str]:
-    """The environment variables a path names that are not set. os.path.expandvars (and so
-    jezero.ingest.files.expand) leaves such a `$NAME` as it is, so the path is another one: a
-    library made in a folder literally named `$NAME` (a second library that cron's runs fill while
-    the server reads the first), or a store never found. A path that names one is refused."""
-    names = [m[1].strip("{}") for m in _VARIABLE.finditer(path)]
-    return [n for n in dict.fromkeys(names) if n not in os.environ]
-
-
 def unset_variables_message(path: str) -> str | None:
-    missing = unset_variables(path)
+    """What is wrong with a path naming environment variables that are not set, or None.
+    os.path.expandvars (and so jezero.ingest.files.expand) leaves such a `$NAME` as it is, so the
+    path is another one: a library made in a folder literally named `$NAME` (a second library that
+    cron's runs fill while the server reads the first), or a store never found. A path that names
+    one is refused."""
+    names = dict.fromkeys(m[1].strip("{}") for m in _VARIABLE.finditer(path))
+    missing = [n for n in names if n not in os.environ]
     if not missing:
         return None
     names = ", ".join(f"${n}" for n in missing)
@@ -64,7 +61,7 @@ def unset_variables_message(path: str) -> str | None:
 
 
 def _variables_set(path: str | None) -> str | None:
-    """A path option's `$NAME`s must be set (unset_variables says why)."""
+    """A path option's `$NAME`s must be set (unset_variables_message says why)."""
     unset = path and unset_variables_message(path)
     if unset:
         raise ValueError(f"the path {unset}")

@@ -45,11 +45,7 @@ class TranscriptRead:
         lane's): what one rule looked up is not looked up again by the next."""
         read = getattr(lane, "transcript_read", None)
         if read is None or read.conn is not conn:
-            read = cls(conn, lane)
-            try:
-                lane.transcript_read = read
-            except AttributeError:  # a lane that takes no attribute: a read of its own each time
-                pass
+            read = lane.transcript_read = cls(conn, lane)  # (a lane is a Hits: it takes attributes)
         return read
 
     def item_holds(self, item: int, lo: int, hi: int, expression: str) -> bool:

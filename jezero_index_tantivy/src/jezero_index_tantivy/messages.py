@@ -18,7 +18,6 @@ matches of a term are found by block-max WAND without scoring every message a co
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 from collections import OrderedDict
@@ -29,6 +28,7 @@ import apsw
 import tantivy
 
 from jezero.plugin import MessageRequest, library_head
+from jezero.query.common import library_sources
 
 try:
     from jezero.plugin import CommonUnread
@@ -706,24 +706,19 @@ class _Unless(list):
     """A filter of term queries whose documents are taken out (MustNot), for _with_filters."""
 
 
-_SOURCES_AT_HEAD = (
-    "WITH RECURSIVE s(x) AS (SELECT min(source) FROM items UNION ALL "
-    "SELECT (SELECT min(source) FROM items WHERE source > s.x) FROM s WHERE s.x IS NOT NULL) "
-    "SELECT (SELECT value FROM meta WHERE key = 'library_id'), (SELECT coalesce(max(seq), 0) FROM item_changes), "
-    "(SELECT json_group_array(x) FROM s WHERE x IS NOT NULL)")
-
-
 def _library_sources(conn: apsw.Connection, kept: "_Kept", head) -> list[str] | None:
     """The library's distinct sources at its state `head` (library_head's), or None when the
-    library `conn` reads is no longer there: read in one statement with the head (one snapshot),
-    and kept for the index state (`kept`: the same head is the same items)."""
+    library `conn` reads is no longer there: read between two reads of the head (every write adds
+    a change, so the same head on both sides is one state), and kept for the index state (`kept`:
+    the same head is the same items)."""
     known = kept.sources
     if known is not None and known[0] == head:
         return known[1]
-    row = conn.execute(_SOURCES_AT_HEAD).fetchone()
-    if not row or (row[0], row[1]) != (head.library, head.seq):
+    if library_head(conn) != head:
         return None
-    sources = json.loads(row[2])
+    sources = library_sources(conn)
+    if library_head(conn) != head:
+        return None
     kept.sources = (head, sources)
     return sources
 
