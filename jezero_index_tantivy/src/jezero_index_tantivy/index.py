@@ -103,6 +103,11 @@ ITEMS_RESCORE = True
 # items, 200 (the whole pool) cost 1.75x per query and 50 1.03x. On the judged sets 50 gave FTS5's
 # figures or better (benchmarks/retrieval/README.md, 2026-12-02, `tantivy6`).
 RESCORE_POOL = 50
+# The pool's cut is exact on ties (_best): when the next hit scores as the last one kept, tantivy
+# is asked for this many times more hits, up to TIE_FETCH_MAX, until a lower score shows; the tied
+# items are then cut by id, newest first, so the pool does not depend on the index's segments.
+TIE_FACTOR = 4
+TIE_FETCH_MAX = 5_000
 # A key's allowed sources as an OR of term queries up to this many names (a term set builds a bit
 # set of every item it matches before the search: a key reading 2 sources of 6 cost 5% more
 # that way); more names, a term set.
@@ -784,6 +789,37 @@ class _Parts:
             self.writer.commit()
 
 
+def _best(searcher, query, limit: int) -> list[tuple[int, float, str]]:
+    """(item id, score, occurred_at) of the `limit` best items for `query`, best first, equal
+    scores by item id, newest first (as FTS5's pool: `ORDER BY bm25, rowid DESC`), whatever the
+    index's segments. tantivy orders equal scores by segment, then document, and the order of its
+    segments is not the items' (a rebuild in other parts, other commits): so one more hit is
+    asked for, and while it scores as the last one kept, the search is widened (TIE_FACTOR, up to
+    TIE_FETCH_MAX hits) until a lower score shows that every item of the edge's score is in hand;
+    those are then cut by id. Past TIE_FETCH_MAX hits of one score the cut stays tantivy's."""
+    fetch = limit + 1
+    while True:
+        hits = searcher.search(query, limit=fetch, count=False).hits
+        if len(hits) < fetch or hits[-1][0] != hits[limit - 1][0] or fetch >= TIE_FETCH_MAX:
+            break
+        fetch = min(fetch * TIE_FACTOR, TIE_FETCH_MAX)
+    if len(hits) > limit:
+        edge = hits[limit - 1][0]
+        end = limit
+        while end < len(hits) and hits[end][0] == edge:
+            end += 1
+        hits = hits[:end]
+    addresses = [a for _, a in hits]
+    ids = searcher.fast_field_values("id", addresses)
+    ats = searcher.fast_field_values("at", addresses)
+    found = sorted(zip(ids, [score for score, _ in hits], ats), key=_by_score_then_newest)
+    return [(i, score, stored_time(at)) for i, score, at in found[:limit]]
+
+
+def _by_score_then_newest(hit) -> tuple:
+    return -hit[1], -hit[0]
+
+
 def _overlaps(needle: str) -> bool:
     """Whether two occurrences of `needle` can overlap (a proper prefix of it is also a suffix:
     `ana`, `aaa`): then the next hit is looked for one character on (FTS5 counts overlapping
@@ -981,13 +1017,9 @@ class TantivyIndex(DerivedIndex):
             return []
         fold = self._rescoring(conn) if ITEMS_RESCORE else None
         limit = request.pool if fold is None else min(request.pool, RESCORE_POOL)
-        hits = searcher.search(query, limit=limit, count=False).hits
-        if not hits:
+        found = _best(searcher, query, limit)
+        if not found:
             return []
-        addresses = [a for _, a in hits]
-        ids = searcher.fast_field_values("id", addresses)
-        ats = searcher.fast_field_values("at", addresses)
-        found = [(i, score, stored_time(at)) for (score, _), i, at in zip(hits, ids, ats)]
         return found if fold is None else self._rescored(conn, request, found, fold)
 
     @staticmethod
