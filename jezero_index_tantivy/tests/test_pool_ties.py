@@ -29,8 +29,8 @@ def _record(n: int, title: str) -> ItemRecord:
 
 # 20 items that score higher (the word twice), 300 of one score (the same text), 700 others (so
 # that the word is in fewer than half the items: FTS5 does not floor it);
-# the pool (RESCORE_POOL, 50) holds the 20 and 30 of the 300: the tie runs across its edge, and
-# its first widening (51 -> 204 hits) still ends on the tied score.
+# the pool (RESCORE_POOL, 50) holds the 20 and 30 of the 300: the tie runs across its edge and
+# past the first search's hits (TIE_FIRST: 100), so the search is widened.
 HIGHER, TIED, OTHERS = 20, 300, 700
 
 

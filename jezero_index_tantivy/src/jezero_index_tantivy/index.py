@@ -103,9 +103,14 @@ ITEMS_RESCORE = True
 # items, 200 (the whole pool) cost 1.75x per query and 50 1.03x. On the judged sets 50 gave FTS5's
 # figures or better (benchmarks/retrieval/README.md, 2026-12-02, `tantivy6`).
 RESCORE_POOL = 50
-# The pool's cut is exact on ties (_best): when the next hit scores as the last one kept, tantivy
-# is asked for this many times more hits, up to TIE_FETCH_MAX, until a lower score shows; the tied
-# items are then cut by id, newest first, so the pool does not depend on the index's segments.
+# The pool's cut is exact on ties (_best): tantivy is asked for TIE_FIRST times the pool's hits,
+# and while the last of them scores as the last one kept, for TIE_FACTOR times more, up to
+# TIE_FETCH_MAX, until a lower score shows; the tied items are then cut by id, newest first, so
+# the pool does not depend on the index's segments. On the benchmark's 100k library 118 of 200
+# pools of 50 end in a tie that runs past the 51st hit, 9 past the 100th, 1 past the 204th
+# (benchmarks/search/README.md, 2026-12-04); tantivy's search of 100 hits costs 3% more than of
+# 50 at the median, a second search ~100%.
+TIE_FIRST = 2
 TIE_FACTOR = 4
 TIE_FETCH_MAX = 5_000
 # A key's allowed sources as an OR of term queries up to this many names (a term set builds a bit
@@ -793,11 +798,12 @@ def _best(searcher, query, limit: int) -> list[tuple[int, float, str]]:
     """(item id, score, occurred_at) of the `limit` best items for `query`, best first, equal
     scores by item id, newest first (as FTS5's pool: `ORDER BY bm25, rowid DESC`), whatever the
     index's segments. tantivy orders equal scores by segment, then document, and the order of its
-    segments is not the items' (a rebuild in other parts, other commits): so one more hit is
-    asked for, and while it scores as the last one kept, the search is widened (TIE_FACTOR, up to
-    TIE_FETCH_MAX hits) until a lower score shows that every item of the edge's score is in hand;
-    those are then cut by id. Past TIE_FETCH_MAX hits of one score the cut stays tantivy's."""
-    fetch = limit + 1
+    segments is not the items' (a rebuild in other parts, other commits): so more hits are asked
+    for (TIE_FIRST times `limit`), and while the last of them scores as the last one kept, the
+    search is widened (TIE_FACTOR, up to TIE_FETCH_MAX hits) until a lower score shows that every
+    item of the edge's score is in hand; those are then cut by id. Past TIE_FETCH_MAX hits the
+    cut stays tantivy's."""
+    fetch = max(min(limit * TIE_FIRST, TIE_FETCH_MAX), limit + 1)
     while True:
         hits = searcher.search(query, limit=fetch, count=False).hits
         if len(hits) < fetch or hits[-1][0] != hits[limit - 1][0] or fetch >= TIE_FETCH_MAX:
