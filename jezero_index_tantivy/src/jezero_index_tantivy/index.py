@@ -122,6 +122,9 @@ SOURCE_TERMS_MAX = 4
 READER_CATCH_UP = 2000
 WRITER_HEAP = 64_000_000  # bytes, split over the writer's threads
 REBUILD_HEAP = 300_000_000  # a rebuild in parts (DerivedIndex.rebuild_part), one thread
+# A rebuild of 2-7 parts is written in this many (tantivy's merge policy merges 8 segments of one
+# level into one, and every part is in the same level): one segment (_Parts).
+MERGED_PARTS = 8
 # A writer that holds the catch-up lock waits this long at most for the index's own writer, which
 # the process that applied the change before may hold while it waits for its merges.
 WRITER_WAIT_S = 60.0
@@ -366,7 +369,9 @@ class DerivedIndex:
     # whenever it holds 8, so a rebuild's small leftovers (4 segments, 8,100 of 100k items: the
     # last block of each writer thread) were merged again with the new small segments every 7
     # catch-ups, 1.0-1.35 s of CPU each at 5-item commits (benchmarks/load/README.md, 2026-12-01).
-    # None: one commit, as many threads as tantivy chooses.
+    # None: one commit, as many threads as tantivy chooses. A rebuild of 2 to 7 parts is written
+    # in MERGED_PARTS parts instead (smaller ones), which that policy merges into one segment as
+    # soon as the last is committed (_Parts).
     rebuild_part: int | None = 20_000
 
     @property
@@ -777,7 +782,11 @@ class _FileLock:
 class _Parts:
     """A rebuild's tantivy writer that commits after each part of its `count` documents, so that
     each part is one segment of at least `size` documents (`count // size` parts, the same size
-    each). The parts carry no state document (the rebuild deleted it): a reader that opens the
+    each); 2 to 7 such parts become MERGED_PARTS smaller ones, which tantivy's merge policy (a
+    level of 8 segments is merged) merges into one segment once the last is committed: one
+    segment instead of 2-7 costs tantivy's search ~25% less and search() ~7% at 100k items
+    (benchmarks/search/README.md, 2026-12-04), for ~2 s more CPU and ~200 MB more peak memory in
+    a rebuild of 100k. The carry no state document (the rebuild deleted it): a reader that opens the
     index meanwhile finds no state and FTS5 answers, as for an index not built yet; a crash
     meanwhile leaves no state either, and the next catch-up rebuilds."""
 
@@ -785,6 +794,8 @@ class _Parts:
         self.writer = writer
         self.added = 0
         parts = max(1, count // size)
+        if 1 < parts < MERGED_PARTS:
+            parts = MERGED_PARTS
         self.ends = {count * k // parts for k in range(1, parts)}
 
     def add_document(self, doc) -> None:
