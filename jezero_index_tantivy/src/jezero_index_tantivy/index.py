@@ -911,6 +911,7 @@ class TantivyIndex(DerivedIndex):
         # once per search.
         self._term_queries: tuple = (None, {})
         self._within: tuple = (None, {})  # _items_within's counts for one index state
+        self._fold_for: tuple = (None, None)  # (FTS5 index stats, _rescoring's folding for them)
 
     @property
     def message_index(self):
@@ -1032,24 +1033,30 @@ class TantivyIndex(DerivedIndex):
         query = self._query(searcher, request)
         if query is None:
             return []
-        fold = self._rescoring(conn) if ITEMS_RESCORE else None
+        index, fold = self._rescoring(conn) if ITEMS_RESCORE else (None, None)
         limit = request.pool if fold is None else min(request.pool, RESCORE_POOL)
         found = _best(searcher, query, limit)
         if not found:
             return []
-        return found if fold is None else self._rescored(conn, request, found, fold)
+        return found if fold is None else self._rescored(conn, request, found, fold, index)
 
-    @staticmethod
-    def _rescoring(conn: apsw.Connection):
-        """The library's folding (rare.Folder) when its items can be re-scored as FTS5 scores them
-        (ITEMS_RESCORE): its tokenizer is a case-folding trigram one and its index holds rows;
-        else None."""
+    def _rescoring(self, conn: apsw.Connection):
+        """(the FTS5 index's stats, the library's folding: a rare.Folder) when its items can be
+        re-scored as FTS5 scores them (ITEMS_RESCORE): its tokenizer is a case-folding trigram
+        one and its index holds rows; else (stats, None). The folding is looked up once per FTS5
+        index state (the tokenizer is the index's own: another one is another index)."""
+        index = stats.index_stats(conn)
+        kept = self._fold_for
+        if kept[0] is index:
+            return index, kept[1]
         row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
         fold = rare.folder(*split_tokenizer(row[0] if row else ""))
-        return fold if fold is not None and stats.index_stats(conn).rows else None
+        fold = fold if fold is not None and index.rows else None
+        self._fold_for = (index, fold)
+        return index, fold
 
     @staticmethod
-    def _rescored(conn: apsw.Connection, request: Request, found: list, fold) -> list:
+    def _rescored(conn: apsw.Connection, request: Request, found: list, fold, index=None) -> list:
         """The items tantivy found, each scored by FTS5's bm25 of the query's terms, as
         fts5_aux.c computes it (ITEMS_RESCORE): its five columns read from the library and folded
         as FTS5's trigram tokenizer folds them (`fold`), each term counted in each column as FTS5
@@ -1057,8 +1064,9 @@ class TantivyIndex(DerivedIndex):
         (what FTS5's docsize table holds), each term's n as FTS5 counts it (jezero.query.stats,
         kept per index state and saved beside the library). An item that holds none of the terms'
         texts (found by a stem alone: FTS5 does not find it) is left out, unless no item holds
-        one: then the stems' finds stand, on tantivy's scores."""
-        index = stats.index_stats(conn)
+        one: then the stems' finds stand, on tantivy's scores. `index`: the FTS5 index's stats, when
+        the caller has them."""
+        index = index or stats.index_stats(conn)
         terms = [t for t in request.terms if t.key]
         needles = [rare.folded(t) for t in terms]
         # each term's text, IDF, and the step to its next hit (1 where two hits can overlap)
