@@ -783,12 +783,13 @@ class _Parts:
     """A rebuild's tantivy writer that commits after each part of its `count` documents, so that
     each part is one segment of at least `size` documents (`count // size` parts, the same size
     each); 2 to 7 such parts become MERGED_PARTS smaller ones, which tantivy's merge policy (a
-    level of 8 segments is merged) merges into one segment once the last is committed: one
-    segment instead of 2-7 costs tantivy's search ~25% less and search() ~7% at 100k items
-    (benchmarks/search/README.md, 2026-12-04), for ~2 s more CPU and ~200 MB more peak memory in
-    a rebuild of 100k. The carry no state document (the rebuild deleted it): a reader that opens the
-    index meanwhile finds no state and FTS5 answers, as for an index not built yet; a crash
-    meanwhile leaves no state either, and the next catch-up rebuilds."""
+    level of 8 segments is merged) merges into one segment once the last is committed: at 100k
+    items, one segment instead of 5 cuts tantivy's search by ~20% at p50 and search() to 0.93-0.94x
+    per query, for 8% more CPU in the rebuild and less anonymous memory (more mapped: the merge
+    reads the parts; benchmarks/search/README.md, 2026-12-04). The parts carry no state document
+    (the rebuild deleted it): a reader that opens the index meanwhile finds no state and FTS5
+    answers, as for an index not built yet; a crash meanwhile leaves no state either, and the next
+    catch-up rebuilds."""
 
     def __init__(self, writer, count: int, size: int):
         self.writer = writer
@@ -1066,7 +1067,8 @@ class TantivyIndex(DerivedIndex):
         texts (found by a stem alone: FTS5 does not find it) is left out, unless no item holds
         one: then the stems' finds stand, on tantivy's scores. `index`: the FTS5 index's stats, when
         the caller has them."""
-        index = index or stats.index_stats(conn)
+        if index is None:
+            index = stats.index_stats(conn)
         terms = [t for t in request.terms if t.key]
         needles = [rare.folded(t) for t in terms]
         # each term's text, IDF, and the step to its next hit (1 where two hits can overlap)
