@@ -12,7 +12,8 @@ runs every query once (warm, like engines.py), then for each query the two run i
 are medians per query, as engines.py gives them. The top 10 of each query is compared: the
 report says on how many queries the two versions' answers differ (ids and order). With
 `--fresh-texts`, each timed run starts without the items' folded texts the tantivy re-score
-keeps (a version without them is unaffected).
+keeps (a version without them is unaffected). With `--data-b`, the second version reads its own
+copy of the library (`cp -a` of --data's, its index rebuilt in another layout).
 """
 
 from __future__ import annotations
@@ -74,11 +75,11 @@ def worker(args) -> None:
 
 
 class Worker:
-    def __init__(self, tree: Path, args):
+    def __init__(self, tree: Path, args, data: Path):
         env = dict(os.environ, PYTHONHASHSEED="0",
                    PYTHONPATH=os.pathsep.join(str(tree / p) for p in TREE_PATHS))
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", "--items", str(args.items), "--data", str(args.data),
+            [sys.executable, __file__, "--worker", "--items", str(args.items), "--data", str(data),
              "--vocab", args.vocab, "--engine", args.engine] + (["--fresh-texts"] if args.fresh_texts else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.queries = json.loads(self.proc.stdout.readline())["queries"]
@@ -102,6 +103,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--a", type=Path, help="source tree of the first version (`before`)")
     ap.add_argument("--b", type=Path, help="source tree of the second version (`after`)")
+    ap.add_argument("--data-b", type=Path,
+                    help="the second version's library folder (a copy of --data's library with another "
+                         "index layout); default --data")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--fresh-texts", action="store_true",
                     help="drop the folded texts the tantivy re-score keeps before each timed run (a first sight)")
@@ -113,7 +117,7 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from bench import pct  # (engines.py's percentiles)
 
-    a, b = Worker(args.a.resolve(), args), Worker(args.b.resolve(), args)
+    a, b = Worker(args.a.resolve(), args, args.data), Worker(args.b.resolve(), args, args.data_b or args.data)
     assert a.queries == b.queries, "the two trees' query sets differ"
     load = [os.getloadavg()[0]]
     rows = []
@@ -132,10 +136,12 @@ def main() -> None:
             load.append(os.getloadavg()[0])
     a.close()
     b.close()
-    report = {"items": args.items, "a": str(args.a), "b": str(args.b), "repeat": args.repeat,
+    report = {"items": args.items, "a": str(args.a), "b": str(args.b), "data": str(args.data),
+              "data_b": str(args.data_b or args.data), "repeat": args.repeat,
               "load_1min": [round(x, 2) for x in load], "queries": rows}
     classes = list(dict.fromkeys(r["class"] for r in rows))
-    print(f"{args.items} items, {args.engine}; a = {args.a}, b = {args.b}; load average (1 min) "
+    libraries = f"; b's library in {args.data_b}" if args.data_b else ""
+    print(f"{args.items} items, {args.engine}; a = {args.a}, b = {args.b}{libraries}; load average (1 min) "
           f"{min(load):.1f}-{max(load):.1f}; CPU ms, median of {args.repeat} per query")
     print()
     print("| class | n | a p50 | p95 | p99 | b p50 | p95 | p99 | b/a (median) | same top 10 |")

@@ -103,6 +103,16 @@ ITEMS_RESCORE = True
 # items, 200 (the whole pool) cost 1.75x per query and 50 1.03x. On the judged sets 50 gave FTS5's
 # figures or better (benchmarks/retrieval/README.md, 2026-12-02, `tantivy6`).
 RESCORE_POOL = 50
+# The pool's cut is exact on ties (_best): tantivy is asked for TIE_FIRST times the pool's hits,
+# and while the last of them scores as the last one kept, for TIE_FACTOR times more, up to
+# TIE_FETCH_MAX, until a lower score shows; the tied items are then cut by id, newest first, so
+# the pool does not depend on the index's segments. On the benchmark's 100k library 118 of 200
+# pools of 50 end in a tie that runs past the 51st hit, 9 past the 100th, 1 past the 204th
+# (benchmarks/search/README.md, 2026-12-04); tantivy's search of 100 hits costs 3% more than of
+# 50 at the median, a second search ~100%.
+TIE_FIRST = 2
+TIE_FACTOR = 4
+TIE_FETCH_MAX = 5_000
 # A key's allowed sources as an OR of term queries up to this many names (a term set builds a bit
 # set of every item it matches before the search: a key reading 2 sources of 6 cost 5% more
 # that way); more names, a term set.
@@ -112,6 +122,9 @@ SOURCE_TERMS_MAX = 4
 READER_CATCH_UP = 2000
 WRITER_HEAP = 64_000_000  # bytes, split over the writer's threads
 REBUILD_HEAP = 300_000_000  # a rebuild in parts (DerivedIndex.rebuild_part), one thread
+# A rebuild of 2-7 parts is written in this many (tantivy's merge policy merges 8 segments of one
+# level into one, and every part is in the same level): one segment (_Parts).
+MERGED_PARTS = 8
 # A writer that holds the catch-up lock waits this long at most for the index's own writer, which
 # the process that applied the change before may hold while it waits for its merges.
 WRITER_WAIT_S = 60.0
@@ -356,7 +369,9 @@ class DerivedIndex:
     # whenever it holds 8, so a rebuild's small leftovers (4 segments, 8,100 of 100k items: the
     # last block of each writer thread) were merged again with the new small segments every 7
     # catch-ups, 1.0-1.35 s of CPU each at 5-item commits (benchmarks/load/README.md, 2026-12-01).
-    # None: one commit, as many threads as tantivy chooses.
+    # None: one commit, as many threads as tantivy chooses. A rebuild of 2 to 7 parts is written
+    # in MERGED_PARTS parts instead (smaller ones), which that policy merges into one segment as
+    # soon as the last is committed (_Parts).
     rebuild_part: int | None = 20_000
 
     @property
@@ -767,14 +782,21 @@ class _FileLock:
 class _Parts:
     """A rebuild's tantivy writer that commits after each part of its `count` documents, so that
     each part is one segment of at least `size` documents (`count // size` parts, the same size
-    each). The parts carry no state document (the rebuild deleted it): a reader that opens the
-    index meanwhile finds no state and FTS5 answers, as for an index not built yet; a crash
-    meanwhile leaves no state either, and the next catch-up rebuilds."""
+    each); 2 to 7 such parts become MERGED_PARTS smaller ones, which tantivy's merge policy (a
+    level of 8 segments is merged) merges into one segment once the last is committed: at 100k
+    items, one segment instead of 5 cuts tantivy's search by ~20% at p50 and search() to 0.93-0.94x
+    per query, for 8% more CPU in the rebuild and less anonymous memory (more mapped: the merge
+    reads the parts; benchmarks/search/README.md, 2026-12-04). The parts carry no state document
+    (the rebuild deleted it): a reader that opens the index meanwhile finds no state and FTS5
+    answers, as for an index not built yet; a crash meanwhile leaves no state either, and the next
+    catch-up rebuilds."""
 
     def __init__(self, writer, count: int, size: int):
         self.writer = writer
         self.added = 0
         parts = max(1, count // size)
+        if 1 < parts < MERGED_PARTS:
+            parts = MERGED_PARTS
         self.ends = {count * k // parts for k in range(1, parts)}
 
     def add_document(self, doc) -> None:
@@ -782,6 +804,38 @@ class _Parts:
         self.added += 1
         if self.added in self.ends:
             self.writer.commit()
+
+
+def _best(searcher, query, limit: int) -> list[tuple[int, float, str]]:
+    """(item id, score, occurred_at) of the `limit` best items for `query`, best first, equal
+    scores by item id, newest first (as FTS5's pool: `ORDER BY bm25, rowid DESC`), whatever the
+    index's segments. tantivy orders equal scores by segment, then document, and the order of its
+    segments is not the items' (a rebuild in other parts, other commits): so more hits are asked
+    for (TIE_FIRST times `limit`), and while the last of them scores as the last one kept, the
+    search is widened (TIE_FACTOR, up to TIE_FETCH_MAX hits) until a lower score shows that every
+    item of the edge's score is in hand; those are then cut by id. Past TIE_FETCH_MAX hits the
+    cut stays tantivy's."""
+    fetch = max(min(limit * TIE_FIRST, TIE_FETCH_MAX), limit + 1)
+    while True:
+        hits = searcher.search(query, limit=fetch, count=False).hits
+        if len(hits) < fetch or hits[-1][0] != hits[limit - 1][0] or fetch >= TIE_FETCH_MAX:
+            break
+        fetch = min(fetch * TIE_FACTOR, TIE_FETCH_MAX)
+    if len(hits) > limit:
+        edge = hits[limit - 1][0]
+        end = limit
+        while end < len(hits) and hits[end][0] == edge:
+            end += 1
+        hits = hits[:end]
+    addresses = [a for _, a in hits]
+    ids = searcher.fast_field_values("id", addresses)
+    ats = searcher.fast_field_values("at", addresses)
+    found = sorted(zip(ids, [score for score, _ in hits], ats), key=_by_score_then_newest)
+    return [(i, score, stored_time(at)) for i, score, at in found[:limit]]
+
+
+def _by_score_then_newest(hit) -> tuple:
+    return -hit[1], -hit[0]
 
 
 def _overlaps(needle: str) -> bool:
@@ -858,6 +912,7 @@ class TantivyIndex(DerivedIndex):
         # once per search.
         self._term_queries: tuple = (None, {})
         self._within: tuple = (None, {})  # _items_within's counts for one index state
+        self._fold_for: tuple = (None, None)  # (FTS5 index stats, _rescoring's folding for them)
 
     @property
     def message_index(self):
@@ -979,28 +1034,30 @@ class TantivyIndex(DerivedIndex):
         query = self._query(searcher, request)
         if query is None:
             return []
-        fold = self._rescoring(conn) if ITEMS_RESCORE else None
+        index, fold = self._rescoring(conn) if ITEMS_RESCORE else (None, None)
         limit = request.pool if fold is None else min(request.pool, RESCORE_POOL)
-        hits = searcher.search(query, limit=limit, count=False).hits
-        if not hits:
+        found = _best(searcher, query, limit)
+        if not found:
             return []
-        addresses = [a for _, a in hits]
-        ids = searcher.fast_field_values("id", addresses)
-        ats = searcher.fast_field_values("at", addresses)
-        found = [(i, score, stored_time(at)) for (score, _), i, at in zip(hits, ids, ats)]
-        return found if fold is None else self._rescored(conn, request, found, fold)
+        return found if fold is None else self._rescored(conn, request, found, fold, index)
 
-    @staticmethod
-    def _rescoring(conn: apsw.Connection):
-        """The library's folding (rare.Folder) when its items can be re-scored as FTS5 scores them
-        (ITEMS_RESCORE): its tokenizer is a case-folding trigram one and its index holds rows;
-        else None."""
+    def _rescoring(self, conn: apsw.Connection):
+        """(the FTS5 index's stats, the library's folding: a rare.Folder) when its items can be
+        re-scored as FTS5 scores them (ITEMS_RESCORE): its tokenizer is a case-folding trigram
+        one and its index holds rows; else (stats, None). The folding is looked up once per FTS5
+        index state (the tokenizer is the index's own: another one is another index)."""
+        index = stats.index_stats(conn)
+        kept = self._fold_for
+        if kept[0] is index:
+            return index, kept[1]
         row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
         fold = rare.folder(*split_tokenizer(row[0] if row else ""))
-        return fold if fold is not None and stats.index_stats(conn).rows else None
+        fold = fold if fold is not None and index.rows else None
+        self._fold_for = (index, fold)
+        return index, fold
 
     @staticmethod
-    def _rescored(conn: apsw.Connection, request: Request, found: list, fold) -> list:
+    def _rescored(conn: apsw.Connection, request: Request, found: list, fold, index=None) -> list:
         """The items tantivy found, each scored by FTS5's bm25 of the query's terms, as
         fts5_aux.c computes it (ITEMS_RESCORE): its five columns read from the library and folded
         as FTS5's trigram tokenizer folds them (`fold`), each term counted in each column as FTS5
@@ -1008,8 +1065,10 @@ class TantivyIndex(DerivedIndex):
         (what FTS5's docsize table holds), each term's n as FTS5 counts it (jezero.query.stats,
         kept per index state and saved beside the library). An item that holds none of the terms'
         texts (found by a stem alone: FTS5 does not find it) is left out, unless no item holds
-        one: then the stems' finds stand, on tantivy's scores."""
-        index = stats.index_stats(conn)
+        one: then the stems' finds stand, on tantivy's scores. `index`: the FTS5 index's stats, when
+        the caller has them."""
+        if index is None:
+            index = stats.index_stats(conn)
         terms = [t for t in request.terms if t.key]
         needles = [rare.folded(t) for t in terms]
         # each term's text, IDF, and the step to its next hit (1 where two hits can overlap)
