@@ -137,3 +137,84 @@ class Encoder:
         h = self.hidden(ids, mask)
         m = mask[..., None].astype(h.dtype)
         return (h * m).sum(1) / np.maximum(m.sum(1), 1.0)
+
+
+def relative_buckets(length: int, buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """MPNet's relative position buckets, (length, length), as its reference code computes them
+    (T5's scheme: half the buckets for each direction, exact up to a quarter of them, logarithmic
+    up to `max_distance`)."""
+    position = np.arange(length)
+    n = -(position[None, :] - position[:, None])  # context minus memory
+    half = buckets // 2
+    out = (n < 0).astype(np.int64) * half
+    n = np.abs(n)
+    exact = half // 2
+    with np.errstate(divide="ignore"):
+        large = exact + (np.log(np.maximum(n, 1) / exact) / math.log(max_distance / exact) * (half - exact)).astype(np.int64)
+    large = np.minimum(large, half - 1)
+    return out + np.where(n < exact, n, large)
+
+
+class MPNetEncoder(Encoder):
+    """An MPNet encoder (all-mpnet-base-v2: 12 layers, 768 wide, 12 heads): BERT's layers with a
+    relative position bias added to every layer's attention scores, positions counted from the
+    padding id + 1 (RoBERTa's), no token types."""
+
+    def __init__(self, folder: Path):
+        config = json.loads((folder / "config.json").read_text())
+        if config.get("model_type") != "mpnet" or config.get("hidden_act") != "gelu":
+            raise ValueError(f"{folder}: not an MPNet encoder with gelu ({config.get('model_type')!r})")
+        self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
+        self.eps = float(config["layer_norm_eps"])
+        self.max_positions = int(config["max_position_embeddings"])
+        self.pad = int(config.get("pad_token_id", 1))
+        self.buckets = int(config.get("relative_attention_num_buckets", 32))
+        w = {k.removeprefix("mpnet."): v for k, v in load_file(folder / "model.safetensors").items()}
+        # Renamed to BERT's layout, so one weight preparation serves both.
+        renamed = {}
+        for k, v in w.items():
+            if k.startswith("pooler.") or k.endswith("position_ids"):
+                continue
+            k = (k.replace(".attention.attn.q.", ".attention.self.query.")
+                 .replace(".attention.attn.k.", ".attention.self.key.")
+                 .replace(".attention.attn.v.", ".attention.self.value.")
+                 .replace(".attention.attn.o.", ".attention.output.dense.")
+                 .replace(".attention.LayerNorm.", ".attention.output.LayerNorm."))
+            renamed[k] = v
+        self.w = renamed
+        self.relative_bias = self.w.pop("encoder.relative_attention_bias.weight")  # (buckets, heads)
+        self._prepare_weights()
+
+    def hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        w = self.w
+        batch, length = ids.shape
+        positions = np.cumsum(mask, axis=1) * mask + self.pad
+        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][positions]
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps)
+        width = x.shape[-1]
+        head = width // self.heads
+        # (heads, length, length): the same for every layer and every text of the batch.
+        position_bias = np.ascontiguousarray(self.relative_bias[relative_buckets(length, self.buckets)]
+                                             .transpose(2, 0, 1)).astype(x.dtype)
+        bias = np.where(mask[:, None, None, :] > 0, 0.0, -1e9).astype(x.dtype) + position_bias[None]
+        scale = 1.0 / math.sqrt(head)
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}"
+            qkv = self._linear(x, f"{p}.attention.self.qkv").reshape(batch, length, 3, self.heads, head)
+            q, k, v = (np.ascontiguousarray(qkv[:, :, j].transpose(0, 2, 1, 3)) for j in range(3))
+            q *= scale
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores += bias
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)
+            out = self._linear(context, f"{p}.attention.output.dense")
+            out += x
+            x = _layer_norm(out, w[f"{p}.attention.output.LayerNorm.weight"], w[f"{p}.attention.output.LayerNorm.bias"], self.eps)
+            inner = _gelu(self._linear(x, f"{p}.intermediate.dense"))
+            out = self._linear(inner, f"{p}.output.dense")
+            out += x
+            x = _layer_norm(out, w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"], self.eps)
+        return x
