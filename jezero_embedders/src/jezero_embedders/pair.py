@@ -1,9 +1,10 @@
 """The `e5-minilm` embedder: `e5-small` and `minilm` together. A text's vector is the two models'
-unit vectors side by side, each scaled by the square root of its share (768 dimensions, a unit
-vector), so the similarity of two such vectors is the two models' cosines averaged by their
-shares: `share * cos_e5 + (1 - share) * cos_minilm`. The two models miss different questions
-(benchmarks/retrieval/README.md, 2026-12-04, branch `sem9`): where one ranks the right window
-low the other often ranks it high, and the average keeps it nearer the top than either alone.
+unit vectors side by side, each at the square root of half (768 dimensions, a unit vector). The
+search ranks the sessions by each model's own ranking, fused by reciprocal rank (`rank_k`;
+query/vectors.py VectorLane._ranks_fused reads the embedder's `part_slices` and `rank_k`): the
+two models miss different chat questions, and a session that one ranks first stays near the top
+where the other ranks it low (benchmarks/retrieval/README.md, 2026-12-04, branch `sem9`: the
+similarity of the whole vector, the two cosines averaged, ranks worse than e5-small alone).
 
 It costs what both cost (e5-small's engine and minilm's numpy encoder, one after the other) and
 stores twice the dimensions. `prepare` prepares both models in the one cache folder; `build`
@@ -33,8 +34,11 @@ class PairOptions(Options):
     # Where the two prepared models live (each in its own folder under it); default: the user's
     # cache folder for jezero (platformdirs), as for each model alone.
     cache_dir: FolderPath | None = None
-    # e5-small's share of the similarity; minilm has the rest.
-    e5_share: float = Field(0.5, gt=0.0, lt=1.0)
+    # The search ranks the sessions by each model's own ranking, fused as 1 / (rank_k + rank)
+    # summed over the two (query/vectors.py VectorLane._ranks_fused). 5 was chosen on half A of
+    # the benchmark's chats (1, 2, 5, 10, 20, 60 measured). It is read at search time: the stored
+    # vectors do not depend on it (the model id does not name it), so it changes without `jezero embed`.
+    rank_k: int = Field(5, ge=1)
 
 
 def parse_options(options: dict | None) -> PairOptions:
@@ -45,15 +49,15 @@ def _part_options(o: PairOptions) -> dict:
     return {"cache_dir": str(o.cache_dir)} if o.cache_dir else {}
 
 
-def model_id(share: float, ids: Sequence[str]) -> str:
-    return f"{NAME}/{'+'.join(ids)}/s{share:g}-m{METHOD}"
+def model_id(ids: Sequence[str]) -> str:
+    return f"{NAME}/{'+'.join(ids)}/m{METHOD}"
 
 
 def build(options: dict | None):
     """Both models' embedders, or the first one's EmbedderNotReady (naming the command to run)."""
     o = parse_options(options)
     parts = [module.build(_part_options(o)) for module in PARTS]
-    return PairEmbedder(parts, (o.e5_share, 1.0 - o.e5_share))
+    return PairEmbedder(parts, (0.5, 0.5), rank_k=o.rank_k)
 
 
 def prepare(options: dict | None, progress=None) -> str:
@@ -63,13 +67,20 @@ def prepare(options: dict | None, progress=None) -> str:
 
 class PairEmbedder:
     """Each part's rows made unit length (a zero row stays zero), scaled by the square root of its
-    share, side by side. A text that one part gives zeros for (only spaces) is zeros in both."""
+    share, side by side: the dot product of two such rows is the parts' cosines averaged by their
+    shares, and with the other parts' dimensions of a query set to zero, one part's cosine alone."""
 
-    def __init__(self, parts, shares: Sequence[float]):
+    def __init__(self, parts, shares: Sequence[float], rank_k: int | None = None):
         self.parts = list(parts)
         self.scales = [math.sqrt(s) for s in shares]
         self.dimension = sum(int(p.dimension) for p in self.parts)
-        self.model_id = model_id(shares[0], [str(p.model_id) for p in self.parts])
+        self.rank_k = rank_k
+        # each model's dimensions in the vector, for the lane's fusion of their rankings
+        bounds = [0]
+        for p in self.parts:
+            bounds.append(bounds[-1] + int(p.dimension))
+        self.part_slices = list(zip(bounds, bounds[1:]))
+        self.model_id = model_id([str(p.model_id) for p in self.parts])
 
     def embed(self, texts: Sequence[str], *, query: bool = False):
         import numpy as np
