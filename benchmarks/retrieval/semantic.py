@@ -171,7 +171,7 @@ def cache_vectors(folder: Path) -> None:
     """Wrap every jezero_embedders embedder's build with CachedEmbedder (one file per embedder)."""
     import jezero_embedders as package
 
-    for module in (getattr(package, n) for n in ("minilm", "e5_small", "minilm_static", "mpnet", "pair")
+    for module in (getattr(package, n) for n in ("minilm", "e5_small", "minilm_static", "pair")
                    if hasattr(package, n)):
         inner = module.build
 
