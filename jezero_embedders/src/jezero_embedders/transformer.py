@@ -137,4 +137,3 @@ class Encoder:
         h = self.hidden(ids, mask)
         m = mask[..., None].astype(h.dtype)
         return (h * m).sum(1) / np.maximum(m.sum(1), 1.0)
-
