@@ -22,7 +22,7 @@ from jezero.plugin import FolderPath, Options, read_options
 from jezero_embedders import e5_small, minilm
 
 NAME = "e5-minilm"
-DESCRIPTION = ("e5-small and minilm averaged (their unit vectors side by side, 768 dimensions): the best "
+DESCRIPTION = ("e5-small and minilm side by side (768 dimensions), each model's ranking fused: the best "
                "chat ranking measured, at the cost of both models; `jezero embed --prepare` readies them")
 
 # Bump when what a text's vector is changes: the model id changes with it, so old vectors never mix.
