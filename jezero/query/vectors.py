@@ -8,7 +8,9 @@ questions, atoms) and the message windows' (stretches of the transcript), `k` fr
 the filters (the caller's sources, source, project, since) inside the scan, so the cut to `k`
 is made among what the caller may read: a source outside the key never takes a place, however
 near its vectors are. Each source is a partition of the tables: a key limited to some sources
-scans theirs one by one and keeps the k nearest of all. A session ranks by its best vector, item or window. What the vectors say
+scans theirs one by one and keeps the k nearest of all. A session ranks by its best vector, item or window
+(for an embedder of several models side by side, `part_slices` and `rank_k`: by each model's own
+such ranking, fused by reciprocal rank; VectorLane._ranks_fused). What the vectors say
 of an item is checked against the item itself afterwards (a project retagged while the lane was
 off), and an item deleted since is left out.
 
