@@ -127,6 +127,63 @@ def embed(library: Path, semantic: SemanticConfig) -> dict:
             "model_id": report.model_id, "dimension": report.dimension}
 
 
+class CachedEmbedder:
+    """--vector-cache: an embedder's rows kept in a SQLite file by (model id, side, text), so a
+    later run (another window length, another combination) embeds only the texts it has not seen.
+    The same model id and dimension as the embedder it wraps: the library cannot tell."""
+
+    def __init__(self, inner, path: Path):
+        import apsw
+
+        self.inner, self.model_id, self.dimension = inner, inner.model_id, inner.dimension
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = apsw.Connection(str(path))
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS rows(key BLOB PRIMARY KEY, row BLOB NOT NULL)")
+
+    def _key(self, text: str, query: bool) -> bytes:
+        import hashlib
+
+        return hashlib.sha1(f"{self.model_id}\0{int(query)}\0{text}".encode("utf-8", "replace")).digest()
+
+    def embed(self, texts, *, query: bool = False):
+        import numpy as np
+
+        keys = [self._key(t, query) for t in texts]
+        out = np.zeros((len(texts), int(self.dimension)), dtype=np.float32)
+        todo = []
+        for i, k in enumerate(keys):
+            row = self.db.execute("SELECT row FROM rows WHERE key = ?", (k,)).fetchone()
+            if row is None:
+                todo.append(i)
+            else:
+                out[i] = np.frombuffer(row[0], dtype=np.float32)
+        if todo:
+            rows = np.asarray(self.inner.embed([texts[i] for i in todo], query=query), dtype=np.float32)
+            with self.db:
+                for i, row in zip(todo, rows):
+                    out[i] = row
+                    self.db.execute("INSERT OR REPLACE INTO rows(key, row) VALUES(?, ?)", (keys[i], row.tobytes()))
+        return out
+
+
+def cache_vectors(folder: Path) -> None:
+    """Wrap every jezero_embedders embedder's build with CachedEmbedder (one file per embedder)."""
+    import jezero_embedders as package
+
+    for module in (getattr(package, n) for n in ("minilm", "e5_small", "minilm_static", "pair")
+                   if hasattr(package, n)):
+        inner = module.build
+
+        def build(options, inner=inner, name=module.NAME):
+            built = inner(options)
+            if getattr(built, "parts", None):  # a combination: cache its parts, not the whole
+                return built
+            return CachedEmbedder(built, folder / f"{name}.sqlite3")
+
+        module.build = build
+
+
 # -- distractors (--pad) ---------------------------------------------------------------------------
 
 PAD_SEED = 11
@@ -410,6 +467,8 @@ def main() -> int:
     parser.add_argument("--pad", default="0",
                         help="comma-separated distractor counts: each set is also run with that many distractor "
                              "sessions added to its library (benchmarks/messages/sessions.py), e.g. 0,2000,10000")
+    parser.add_argument("--vector-cache", type=Path,
+                        help="keep every embedder's rows in this folder by text and reuse them (a later run embeds only new texts)")
     parser.add_argument("--keep", type=Path, help="build the libraries in this folder and reuse them on the next run")
     parser.add_argument("--sets", default="coding,chats,longchats",
                         help="comma-separated sets to run (coding, chats, longchats; default all three): a slow "
@@ -424,6 +483,8 @@ def main() -> int:
 
         stored_vectors.WINDOW_CHARS = args.window_chars
 
+    if args.vector_cache:
+        cache_vectors(args.vector_cache)
     name = choose_embedder(args.embedder, args.options)
     options = args.options if name != "hashing" else {}
     weights = [float(w) for w in args.weights.split(",")] if args.weights else [SemanticConfig().weight]

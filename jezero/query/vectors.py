@@ -8,7 +8,9 @@ questions, atoms) and the message windows' (stretches of the transcript), `k` fr
 the filters (the caller's sources, source, project, since) inside the scan, so the cut to `k`
 is made among what the caller may read: a source outside the key never takes a place, however
 near its vectors are. Each source is a partition of the tables: a key limited to some sources
-scans theirs one by one and keeps the k nearest of all. A session ranks by its best vector, item or window. What the vectors say
+scans theirs one by one and keeps the k nearest of all. A session ranks by its best vector, item or window
+(for an embedder of several models side by side, `part_slices` and `rank_k`: by each model's own
+such ranking, fused by reciprocal rank; VectorLane._ranks_fused). What the vectors say
 of an item is checked against the item itself afterwards (a project retagged while the lane was
 off), and an item deleted since is left out.
 
@@ -111,19 +113,16 @@ class VectorLane:
         out.off = self.off_reason(conn)
         if out.off is not None:
             return out
-        vector = stored.unit_rows(self.embedder(), [query], query=True)[0]
+        embedder = self.embedder()
+        vector = stored.unit_rows(embedder, [query], query=True)[0]
         if not vector.any():
             return out  # nothing in the query to embed
-        near = self.nearest(conn, vector, sources=sources, source=source, project=project, since=since)
-        items = _items(conn, {i for _, i, _ in near})
-        best: dict[tuple[str, str], tuple[float, int, int | None]] = {}
-        for distance, item_id, window_id in sorted(near, key=lambda n: (n[0], -n[1])):
-            row = items.get(item_id)
-            if row is None or not _passes(row, sources, source, project, since):
-                continue  # deleted, or its vectors' filter columns are older than the item
-            key = (row[0], row[1])
-            if key not in best:
-                best[key] = (distance, item_id, window_id)
+        filters = {"sources": sources, "source": source, "project": project, "since": since}
+        parts, rank_k = getattr(embedder, "part_slices", None), getattr(embedder, "rank_k", None)
+        if parts and rank_k is not None:
+            best = self._ranks_fused(conn, vector, parts, rank_k, filters)
+        else:
+            best = self._best(conn, self.nearest(conn, vector, **filters), filters)
         for (src, session_id), (distance, item_id, window_id) in list(best.items())[:limit]:
             out.append(VectorHit(item_id, src, session_id, len(out) + 1, 1.0 - distance * distance / 2.0, window_id))
         out.weight = lane_weight(self.config.weight, [h.similarity for h in out])
@@ -133,6 +132,45 @@ class VectorLane:
             lambda up_to: _count_sessions(conn, up_to, sources=sources, source=source, project=project, since=since))
         return out
 
+
+    def _best(self, conn: apsw.Connection, near: list[tuple], filters: dict) -> dict:
+        """Each session's nearest vector, nearest first: {(source, session id): (distance, item
+        id, window id)}, the items checked against the filters."""
+        items = _items(conn, {i for _, i, _ in near})
+        best: dict[tuple[str, str], tuple[float, int, int | None]] = {}
+        for distance, item_id, window_id in sorted(near, key=lambda n: (n[0], -n[1])):
+            row = items.get(item_id)
+            if row is None or not _passes(row, **filters):
+                continue  # deleted, or its vectors' filter columns are older than the item
+            key = (row[0], row[1])
+            if key not in best:
+                best[key] = (distance, item_id, window_id)
+        return best
+
+    def _ranks_fused(self, conn: apsw.Connection, vector, parts, rank_k: int, filters: dict) -> dict:
+        """For an embedder of several models side by side (its `part_slices`, each a model's
+        dimensions, and `rank_k`): each model's own ranking of the sessions (the query's other
+        dimensions set to zero: the dot product is that model's cosine alone, times its share),
+        fused by reciprocal rank, 1 / (rank_k + rank) summed over the models. Where one model
+        ranks the right session low and the other high, it stays near the top. Each session
+        keeps its nearest vector by the whole query, for the similarity the fusion reads."""
+        import numpy as np
+
+        best = self._best(conn, self.nearest(conn, vector, **filters), filters)
+        scores: dict[tuple[str, str], float] = {}
+        for start, stop in parts:
+            masked = np.zeros_like(vector)
+            masked[start:stop] = vector[start:stop]
+            share = float(masked @ masked)
+            if share <= 0.0:
+                continue  # this model gave the query nothing (a text of no token of its own)
+            for rank, (key, (distance, item_id, window_id)) in enumerate(
+                    self._best(conn, self.nearest(conn, masked, **filters), filters).items(), start=1):
+                scores[key] = scores.get(key, 0.0) + 1.0 / (rank_k + rank)
+                if key not in best:  # found by this model alone: its vector at this model's cosine
+                    cosine = (1.0 + share - distance * distance) / 2.0 / share
+                    best[key] = (math.sqrt(max(0.0, 2.0 - 2.0 * cosine)), item_id, window_id)
+        return {key: best[key] for key in sorted(scores, key=lambda key: (-scores[key], best[key][0], key))}
 
     def nearest(self, conn: apsw.Connection, vector, *, sources, source, project, since) -> list[tuple]:
         """The k nearest vectors of each table as (distance, item id, window id or None): the
