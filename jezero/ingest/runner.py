@@ -296,16 +296,28 @@ def _segment_from_row(row: dict, normalize=None) -> Segment:
 
 
 def status(config: Config) -> list[dict]:
-    """Each configured connector with its stored state."""
+    """Each configured connector with its stored state. Read only: a library on a read-only mount
+    is shown as it is, one of an older schema is not migrated, and none is made where there is
+    none yet (every connector then shows as never run). (Opened as the writer until 2026-12-04:
+    status failed on a read-only mount, and made an empty library by looking.)"""
+    from jezero.monitor.health import read_states
+
+    states: dict[str, dict] = {}
+    counts: dict[str, int] = {}
+    if backends.backend(config) is not None or config.library_path().exists():
+        conn = backends.open_reader(config)
+        try:
+            states = read_states(conn)
+            for c in config.connectors:
+                counts[c.name] = conn.execute("SELECT count(*) FROM items WHERE source=?", (c.name,)).fetchone()[0]
+        finally:
+            conn.close()
     out = []
-    with open_store(config, vectors=False) as store:
-        for c in config.connectors:
-            state = store.connector_state(c.name) or {}
-            count = store.db.execute("SELECT count(*) FROM items WHERE source=?", (c.name,)).fetchone()[0]
-            out.append({"name": c.name, "type": c.type, "enabled": c.enabled, "items": count,
-                        "last_run_at": state.get("last_run_at"), "last_success_at": state.get("last_success_at"),
-                        "last_error": state.get("last_error"),
-                        "warnings": len(store.unacknowledged_warnings(c.name))})
+    for c in config.connectors:
+        state = states.get(c.name) or {}
+        out.append({"name": c.name, "type": c.type, "enabled": c.enabled, "items": counts.get(c.name, 0),
+                    "last_run_at": state.get("last_run_at"), "last_success_at": state.get("last_success_at"),
+                    "last_error": state.get("last_error"), "warnings": len(state.get("warnings") or [])})
     return out
 
 
