@@ -6,7 +6,9 @@ strings of FTS5 operators, column filters, quotes, NUL, lone surrogates and long
 queries x 5 calls): only a boolean expression holding a lone surrogate (what Python makes of a
 byte that is not UTF-8 in a command line: `jezero recall --boolean $'\\xff'`) failed, with a
 UnicodeEncodeError and a full traceback instead of the QueryError every other bad expression
-gets."""
+gets. Every command's arguments given such a byte: `recall --project/--source` and `timeline
+--project` failed the same way (an SQLite parameter cannot hold a lone surrogate); now one line,
+exit 2 (jezero.cli.errors.argument_problem). Over MCP a lone surrogate is a parse error already."""
 
 from __future__ import annotations
 
@@ -44,4 +46,13 @@ def test_a_byte_that_is_not_utf8_in_a_boolean_argument_is_one_line(library):
     path, config = library
     ran = subprocess.run([*jezero_command(), "--config", str(config), "recall", "--boolean", b"deploy \xff".decode(
         "utf-8", "surrogateescape")], capture_output=True, text=True, timeout=120, errors="replace")
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr and "not UTF-8" in ran.stderr, ran.stderr[-2000:]
+
+
+@pytest.mark.parametrize("args", [["recall", "q", "--project", "x\udcffy"], ["recall", "q", "--source", "x\udcffy"],
+                                  ["timeline", "--project", "x\udcffy"]])
+def test_a_filter_argument_that_is_not_utf8_is_one_line(library, args):
+    path, config = library
+    ran = subprocess.run([*jezero_command(), "--config", str(config), *args], capture_output=True, text=True,
+                         timeout=120, errors="replace")
     assert ran.returncode == 2 and "Traceback" not in ran.stderr and "not UTF-8" in ran.stderr, ran.stderr[-2000:]
