@@ -1,5 +1,6 @@
 """`jezero status` reads: a library on a read-only mount (a snapshot, a backup mounted to look
-something up) is shown as it is, and a library that is not there yet is not made by looking.
+something up) is shown as it is, and a library that is not there yet is not made by looking. It
+says when a run is under way, and when one was killed before it ended.
 
 Before: status opened the library as its writer, so on a read-only mount it failed with
 "cannot write the library" although it writes nothing, and on a fresh config it created an empty
@@ -10,6 +11,9 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
+from device_support import wait_for
 from jz_support import jezero_command, needs_plugin
 from test_harden_read_only import cli, read_only  # noqa: F401 (the fixture)
 
@@ -44,3 +48,52 @@ def test_status_of_a_library_not_made_yet_makes_none(tmp_path):
                            timeout=120)
     assert table.returncode == 0 and "no library" in table.stdout, table.stdout + table.stderr
     assert not library.exists()
+
+
+@pytest.fixture
+def crash_stores(tmp_path):
+    from test_harden_crash import config as crash_config
+    from test_ingest_crash import make_specs, write_all
+
+    write_all(tmp_path / "stores", make_specs(24))
+    roots = [("gen-claude", "claude", tmp_path / "stores" / "claude" / "projects"),
+             ("gen-codex", "codex", tmp_path / "stores" / "codex")]
+    return crash_config(tmp_path, "victim", roots, "fts5"), tmp_path / "victim.sqlite3"
+
+
+@needs_plugin("jezero-connectors-codex")
+def test_status_says_a_run_was_killed_and_stops_saying_it_after_a_whole_run(crash_stores):
+    """Before: a run killed mid-way recorded nothing, and status showed the run before it as the
+    last one (or "never"), with more items than that run wrote and no word of the killed one."""
+    from test_harden_crash import kill_when, run_whole, sessions_stored, start
+
+    config, library = crash_stores
+    proc = start(config)
+    assert kill_when(proc, lambda: sessions_stored(library) >= 3), "the run ended before it could be killed"
+    proc.wait(timeout=60)
+    shown = cli(config, "status")
+    assert shown.returncode == 0, shown.stderr
+    assert "`jezero run` started at" in shown.stdout and "did not finish (killed" in shown.stdout, shown.stdout
+    run_whole(config)
+    shown = cli(config, "status")
+    assert shown.returncode == 0 and "did not finish" not in shown.stdout and "is running" not in shown.stdout
+
+
+@needs_plugin("jezero-connectors-codex")
+def test_status_says_a_run_is_running_while_it_runs(crash_stores):
+    from jezero import config as config_mod
+    from jezero.ingest.runner import unfinished_run
+    from test_harden_crash import sessions_stored, start
+
+    config, library = crash_stores
+    loaded = config_mod.load(config)
+    proc = start(config)
+    try:
+        wait_for(lambda: sessions_stored(library) >= 1 or proc.poll() is not None, bound=120, every=0.01)
+        said = unfinished_run(loaded)
+    finally:
+        proc.wait(timeout=120)
+    if said is None and proc.returncode == 0:
+        pytest.skip("the run ended before it could be looked at")
+    assert said == f"`jezero run` is running (process {proc.pid}, since {said.split('since ')[1]}", said
+    assert unfinished_run(loaded) is None and "is running" not in cli(config, "status").stdout
