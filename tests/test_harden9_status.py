@@ -97,3 +97,24 @@ def test_status_says_a_run_is_running_while_it_runs(crash_stores):
         pytest.skip("the run ended before it could be looked at")
     assert said == f"`jezero run` is running (process {proc.pid}, since {said.split('since ')[1]}", said
     assert unfinished_run(loaded) is None and "is running" not in cli(config, "status").stdout
+
+
+@pytest.mark.parametrize("command", [["status"], ["search", "x"], ["health"], ["recall", "x"]])
+def test_a_library_file_that_is_empty_is_one_line_and_stays_empty(tmp_path, command):
+    """An empty file where the library should be (`touch`, a copy cut short). Before: status made it
+    a library (it opened the writer); with status reading, it and every other reader failed with
+    an SQLError traceback ("no such table")."""
+    library = tmp_path / "library.sqlite3"
+    library.write_bytes(b"")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{library}"\n[summarizer]\nname = "offline"\n[[connectors]]\n'
+                      f'name = "claude"\ntype = "claude"\noptions = {{ path = "{tmp_path / "projects"}" }}\n')
+    ran = cli(config, *command)
+    assert "Traceback" not in ran.stderr, ran.stderr[-2000:]
+    if command == ["status"]:
+        assert ran.returncode == 0 and "claude" in ran.stdout
+    elif command[0] == "recall":  # (it says so itself)
+        assert ran.returncode == 0 and "no messages index yet" in ran.stdout
+    else:
+        assert ran.returncode != 0 and "empty or not a Jezero library" in ran.stderr, ran.stderr
+    assert library.stat().st_size == 0

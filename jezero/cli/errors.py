@@ -43,6 +43,11 @@ def library_problem(e: BaseException, library: str) -> str | None:
     if isinstance(e, READ_ONLY) or (isinstance(e, OSError) and e.errno in (errno.EACCES, errno.EPERM, errno.EROFS)):
         return (f"cannot write the library {library} or its folder: read-only or not yours ({e}); nothing was "
                 "changed. Make both writable for this user, or set storage.path to a writable place")
+    if isinstance(e, apsw.SQLError) and "no such table" in str(e):
+        # A reader of an empty file (made by `touch`, a copy cut short), or of another program's
+        # database: readers write nothing, so only a writer can make it a library.
+        return (f"the library {library} is empty or not a Jezero library ({e}); nothing was changed. `jezero run` "
+                "makes an empty file a library; for another program's database, set storage.path elsewhere")
     if isinstance(e, apsw.BusyError):
         return f"the library {library} is locked by another process ({e}); try again in a moment"
     if isinstance(e, apsw.IOError):

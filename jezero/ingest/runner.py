@@ -348,9 +348,13 @@ def status(config: Config) -> list[dict]:
     if backends.backend(config) is not None or config.library_path().exists():
         conn = backends.open_reader(config)
         try:
-            states = read_states(conn)
-            for c in config.connectors:
-                counts[c.name] = conn.execute("SELECT count(*) FROM items WHERE source=?", (c.name,)).fetchone()[0]
+            made = backends.backend(config) is not None or conn.execute(  # an empty file: no writer opened it yet
+                "SELECT count(*) FROM sqlite_master WHERE name IN ('items', 'connector_state')").fetchone()[0] == 2
+            if made:
+                states = read_states(conn)
+                for c in config.connectors:
+                    counts[c.name] = conn.execute("SELECT count(*) FROM items WHERE source=?",
+                                                  (c.name,)).fetchone()[0]
         finally:
             conn.close()
     out = []
