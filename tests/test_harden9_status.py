@@ -118,3 +118,26 @@ def test_a_library_file_that_is_empty_is_one_line_and_stays_empty(tmp_path, comm
     else:
         assert ran.returncode != 0 and "empty or not a Jezero library" in ran.stderr, ran.stderr
     assert library.stat().st_size == 0
+
+
+def test_the_server_over_an_empty_library_file_says_so(tmp_path):
+    library = tmp_path / "library.sqlite3"
+    library.write_bytes(b"")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{library}"\n')
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}}
+          for i, (name, args) in enumerate([("search", {"query": "x"}), ("timeline", {"project": "p"}),
+                                            ("get_item", {"item_id": 1})], start=2)),
+    ]
+    served = subprocess.run([*jezero_command(), "--config", str(config), "serve", "--transport", "stdio"],
+                            input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True,
+                            timeout=120)
+    answers = {a.get("id"): a for a in map(json.loads, served.stdout.splitlines())}
+    for i in (2, 3, 4):
+        text = answers[i]["result"]["content"][0]["text"]
+        assert answers[i]["result"]["isError"] and "empty: nothing has been ingested" in text, text
+    assert "Traceback" not in served.stderr and library.stat().st_size == 0
