@@ -141,3 +141,14 @@ def test_the_server_over_an_empty_library_file_says_so(tmp_path):
         text = answers[i]["result"]["content"][0]["text"]
         assert answers[i]["result"]["isError"] and "empty: nothing has been ingested" in text, text
     assert "Traceback" not in served.stderr and library.stat().st_size == 0
+
+
+def test_warnings_are_listed_from_a_library_on_a_read_only_mount(read_only):  # noqa: F811
+    """Before: `jezero warnings` opened the writer to list them, and failed there."""
+    config, library = read_only
+    before = (library.stat().st_size, library.stat().st_mtime_ns)
+    for args in (["warnings"], ["warnings", "--all", "--json"]):
+        shown = cli(config, *args)
+        assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert json.loads(cli(config, "warnings", "--json").stdout) == []
+    assert (library.stat().st_size, library.stat().st_mtime_ns) == before
