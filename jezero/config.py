@@ -61,7 +61,10 @@ def unset_variables_message(path: str) -> str | None:
 
 
 def _variables_set(path: str | None) -> str | None:
-    """A path option's `$NAME`s must be set (unset_variables_message says why)."""
+    """A path option's `$NAME`s must be set (unset_variables_message says why); a NUL, which no
+    file system takes, is refused here rather than as a ValueError traceback at the first open."""
+    if path and "\x00" in path:
+        raise ValueError("a path cannot hold a NUL character")
     unset = path and unset_variables_message(path)
     if unset:
         raise ValueError(f"the path {unset}")
@@ -331,6 +334,11 @@ def load(path: str | os.PathLike | None = None, *, must_exist: bool = False, che
     if problems:
         raise ConfigError(cfg_path, problems)
     config._path = cfg_path if cfg_path.exists() else None
+    library = config.library_path()
+    if config.storage.backend == "sqlite" and library.is_dir():
+        # Said as what it is: SQLite's "unable to open database file" read as a permissions problem.
+        raise ConfigError(cfg_path, [Problem("storage.path", f"{library} is a folder: name the library file "
+                                                             f"in it (e.g. {library / 'library.sqlite3'})")])
     return config
 
 

@@ -24,6 +24,8 @@ def _folder(value: object) -> object:
         value = os.fspath(value)
     if not isinstance(value, str) or not value.strip():
         raise ValueError("must be a folder path (a string)")
+    if "\x00" in value:
+        raise ValueError("must be a folder path: a path cannot hold a NUL character")
     unset = unset_variables_message(value)
     if unset:
         raise ValueError(f"must be a folder path whose variables are set: it {unset}")

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from jezero import hookimpl
-from jezero.ingest.files import file_signature, parse_time
+from jezero.ingest.files import file_signature, parse_time, same_signature
 from jezero.models import Atom, Block, Session, Summary, Usage
 
 
@@ -31,7 +31,7 @@ class DirConnector:
     def read(self, cursor):
         for path in sorted(self.root.glob("*.json")):
             sig = file_signature(path)
-            if cursor.get(path.name) == sig:
+            if same_signature(cursor.get(path.name), sig):
                 continue
             data = json.loads(path.read_text())
             blocks = [Block(b.get("role", "user"), b.get("kind", "text"), b["text"], parse_time(b.get("time")),

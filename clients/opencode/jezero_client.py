@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 import threading
 import time
@@ -577,9 +578,31 @@ def sqlite_snapshot(db: Path, target: Path) -> None:
     os.chmod(str(target), 0o600)
 
 
+# A file rewritten to the same size whose mtime stays (set back by a tool, or two writes in one
+# tick of a coarse clock) was never sent again: the signature ends with a hash of what neither
+# hides, the status-change time (set by the system on every write) and the first and last
+# SIGNATURE_EDGE bytes (jezero.ingest.files.file_signature does the same for the server's reads).
+SIGNATURE_EDGE = 4096
+
+
 def _signature(path: Path) -> List[int]:
-    """Size and modification time; a SQLite store adds its -wal (where new writes land first)."""
-    st = path.stat()
+    """Size and modification time (a SQLite store adds its -wal's: new writes land there
+    first), then the check described above. OSError for what is not a regular file (opened
+    without waiting: a named pipe in a store would hold the upload, and its lock, forever)."""
+    import hashlib  # (here: the hooks import this module and never upload)
+
+    fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path}: not a regular file")
+        check = hashlib.blake2b(st.st_ctime_ns.to_bytes(16, "big", signed=True), digest_size=6)
+        check.update(os.read(fd, SIGNATURE_EDGE))
+        if st.st_size > SIGNATURE_EDGE:
+            os.lseek(fd, max(SIGNATURE_EDGE, st.st_size - SIGNATURE_EDGE), os.SEEK_SET)
+            check.update(os.read(fd, SIGNATURE_EDGE))
+    finally:
+        os.close(fd)
     sig = [st.st_size, st.st_mtime_ns]
     if path.name.endswith(".db"):
         try:
@@ -587,7 +610,14 @@ def _signature(path: Path) -> List[int]:
             sig += [wal.st_size, wal.st_mtime_ns]
         except OSError:
             pass
-    return sig
+    return sig + [int.from_bytes(check.digest(), "big")]
+
+
+def _unchanged(sent, sig: List[int]) -> bool:
+    """Whether a file was sent as it is now. A signature kept before the check was ([size,
+    mtime], with the -wal's for a store) is trusted on those, as it was then: sending every file
+    again after an upgrade would cost each device its whole store once."""
+    return sent == sig or sent == sig[:-1]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -826,7 +856,7 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
                 except OSError:
                     continue
                 entry = agent + "/" + relative
-                if files.get(entry) == sig or sig[0] == 0:
+                if _unchanged(files.get(entry), sig) or sig[0] == 0:
                     continue
                 send = path
                 if path.name.endswith(".db"):

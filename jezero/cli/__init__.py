@@ -74,13 +74,18 @@ def main() -> None:
     try:
         app(prog_name="jezero")
     except Exception as e:
-        from jezero.cli.errors import library_problem
+        import sys
 
+        from jezero.cli.common import err
+        from jezero.cli.errors import argument_problem, library_problem
+
+        message = argument_problem(e, sys.argv[1:])
+        if message is not None:
+            err.print("error: " + message, markup=False)
+            raise SystemExit(2) from None
         message = library_problem(e, _library_name())
         if message is None:
             raise
-        from jezero.cli.common import err
-
         err.print("error: " + message, markup=False)
         raise SystemExit(1) from None
 

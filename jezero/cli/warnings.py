@@ -36,10 +36,22 @@ def list_warnings(
     """List the warnings no one has acknowledged yet (with --all, every kept warning)."""
     if ctx.invoked_subcommand is not None:
         return
-    from jezero.store.warnings import all_warnings
+    from jezero.store import backends, open_readonly
+    from jezero.store.warnings import all_warnings, unacknowledged_warnings
 
-    with _store() as store:
-        rows = all_warnings(store.db, connector) if everything else store.unacknowledged_warnings(connector)
+    cfg = load_config()
+    if backends.backend(cfg) is not None:  # (another backend's writer reads them its own way)
+        with _store() as store:
+            rows = all_warnings(store.db, connector) if everything else store.unacknowledged_warnings(connector)
+    elif not cfg.library_path().exists():
+        rows = []  # nothing ran yet; and no library is made by looking
+    else:
+        # Read only, as status: listing on a read-only mount failed with "cannot write the library".
+        conn = open_readonly(cfg.library_path())
+        try:
+            rows = all_warnings(conn, connector) if everything else unacknowledged_warnings(conn, connector)
+        finally:
+            conn.close()
     if json_out:
         print_json(rows)
         return

@@ -59,7 +59,7 @@ def embed_library(config: Config, *, batch: int = DEFAULT_BATCH,
 
     if batch < 1:
         raise ValueError("--batch must be at least 1")
-    with exclusive(config):
+    with exclusive(config, "jezero embed"):
         with open_store(config, vectors=False) as store:
             db = store.db
             embedder = vectors.build_embedder(config.semantic)

@@ -4,9 +4,12 @@ pipeline only `without_lone_surrogates`, for text that came another way."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -196,10 +199,49 @@ def json_text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").removeprefix(_BOM)
 
 
+# A file rewritten in place to the same size keeps its mtime when the writer sets it back (`touch
+# -r`, `cp -p` or `rsync -t` of another version, an editor or a scrubber that keeps the times) or
+# when two writes land in one tick of a coarse clock (1-2 s on FAT and some network file
+# systems): size and mtime alone then said "unchanged" forever, and the library kept the old
+# text. The signature's third number hashes what neither can hide: the status-change time
+# (ctime: set by the system on every write and every utime, never by a program) and the file's
+# first and last SIGNATURE_EDGE bytes (a tick too coarse for ctime too: the header and the
+# newest records, where a rewrite of a growing transcript lands). Two reads of 4 KB beside the
+# stat, whatever the file's size. (A file only renamed, chmod-ed or hard-linked gets a new
+# ctime too: it is read again once, and the pipeline finds nothing new.)
+SIGNATURE_EDGE = 4096
+
+
 def file_signature(path: str | os.PathLike) -> list[int]:
-    """[size, mtime_ns]: enough to tell whether a file changed since the cursor saw it."""
-    st = os.stat(path)
-    return [st.st_size, st.st_mtime_ns]
+    """[size, mtime_ns, check]: enough to tell whether a file changed since the cursor saw it,
+    without reading it (`check`: a 48-bit hash of its ctime and its first and last
+    SIGNATURE_EDGE bytes, a whole number so the value stays plain JSON). Compare with
+    `same_signature`. OSError for a path that is not a regular file (a folder, a named pipe:
+    opened without waiting for a writer)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        check = hashlib.blake2b(st.st_ctime_ns.to_bytes(16, "big", signed=True), digest_size=6)
+        check.update(os.read(fd, SIGNATURE_EDGE))
+        if st.st_size > SIGNATURE_EDGE:
+            os.lseek(fd, max(SIGNATURE_EDGE, st.st_size - SIGNATURE_EDGE), os.SEEK_SET)
+            check.update(os.read(fd, SIGNATURE_EDGE))
+    finally:
+        os.close(fd)
+    return [st.st_size, st.st_mtime_ns, int.from_bytes(check.digest(), "big")]
+
+
+def same_signature(stored: Any, sig: list[int]) -> bool:
+    """Whether a signature kept in a cursor says the file is unchanged since (`sig`: its
+    `file_signature` now). One kept before the check was ([size, mtime_ns]) is trusted on those
+    two, as it was then: re-reading every file once after an upgrade would cost a run over the
+    whole store; the file's next change writes the new form."""
+    if not isinstance(stored, (list, tuple)):
+        return False
+    stored = list(stored)
+    return stored == sig or (len(stored) == 2 and stored == sig[:2])
 
 
 def parse_time(value: Any) -> datetime | None:

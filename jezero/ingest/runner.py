@@ -5,10 +5,15 @@ passes over stored items: retag (projects, no model) and resummarize (on purpose
 from __future__ import annotations
 
 import errno
+import json
 import logging
-from contextlib import contextmanager
+import os
+import socket
+import sys
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Callable
 
 from filelock import FileLock, Timeout
@@ -42,10 +47,20 @@ def lock_for(config: Config) -> FileLock:
     return FileLock(str(path) + ".lock", mode=0o600)
 
 
+def _marker(config: Config) -> Path:
+    """Beside the library while a command holds the run lock (see `exclusive`)."""
+    return Path(str(config.library_path()) + ".running")
+
+
 @contextmanager
-def exclusive(config: Config):
-    """Hold the run lock: one run (or resummarize) writes at a time; a second one is refused.
-    A library on a database server has its own lock there (one run across every machine)."""
+def exclusive(config: Config, command: str = "jezero run"):
+    """Hold the run lock: one run (or resummarize, embed) writes at a time; a second one is
+    refused. A library on a database server has its own lock there (one run across every machine).
+
+    While it holds the lock, `command` is named in a marker beside the library, removed when it
+    ends however it ends, except by a kill: a run killed mid-way (kill -9, the OOM killer, a
+    machine stopped) records nothing, and status went on showing the run before as the last one.
+    `unfinished_run` reads the marker."""
     held = backends.run_lock(config)
     if held is not None:
         with held:
@@ -62,10 +77,36 @@ def exclusive(config: Config):
         # Something else at the lock's path (a folder, a special file): a traceback said nothing.
         raise StoreError(f"cannot take the run lock {lock.lock_file} ({e.strerror or e}): it must be a file "
                          "this user can write; move away what is there") from None
+    marker = _marker(config)
     try:
+        with suppress(OSError):  # (no room for it: the run goes on, status cannot tell)
+            marker.write_text(json.dumps({"command": command, "pid": os.getpid(), "host": socket.gethostname(),
+                                          "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
         yield
     finally:
+        with suppress(OSError):
+            marker.unlink(missing_ok=True)
         lock.release()
+
+
+def unfinished_run(config: Config) -> str | None:
+    """What status says of a command that took the run lock and has not ended (its marker, see
+    `exclusive`): still working, or stopped without ending (killed); None when there is none."""
+    try:
+        found = json.loads(_marker(config).read_text(encoding="utf-8"))
+        command, pid, started = str(found["command"]), int(found["pid"]), str(found["started_at"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    if found.get("host") != socket.gethostname() or sys.platform == "win32":  # (there os.kill ends a process)
+        return f"`{command}` started at {started} on {found.get('host')} and has not ended: still running, or stopped"
+    try:
+        os.kill(pid, 0)  # signal 0: only whether the process is there
+    except ProcessLookupError:
+        return (f"`{command}` started at {started} did not finish (killed, or the machine stopped): what it wrote "
+                f"is kept, and the next `{command}` goes on from there")
+    except OSError:  # there, another user's
+        pass
+    return f"`{command}` is running (process {pid}, since {started})"
 
 
 def open_store(config: Config, *, vectors: bool = True) -> Store:
@@ -236,7 +277,7 @@ def resummarize(
         where.append("occurred_at >= ?")
         args.append(format_time(since))
     sql = "SELECT * FROM items" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-    with exclusive(config):
+    with exclusive(config, "jezero resummarize"):
         with open_store(config) as store:
             cursor = store.db.execute(sql, args)
             cols = [d[0] for d in cursor.getdescription()]
@@ -296,17 +337,33 @@ def _segment_from_row(row: dict, normalize=None) -> Segment:
 
 
 def status(config: Config) -> list[dict]:
-    """Each configured connector with its stored state."""
+    """Each configured connector with its stored state. Read only: a library on a read-only mount
+    is shown as it is, one of an older schema is not migrated, and none is made where there is
+    none yet (every connector then shows as never run). (Opened as the writer until 2026-12-04:
+    status failed on a read-only mount, and made an empty library by looking.)"""
+    from jezero.monitor.health import read_states
+
+    states: dict[str, dict] = {}
+    counts: dict[str, int] = {}
+    if backends.backend(config) is not None or config.library_path().exists():
+        conn = backends.open_reader(config)
+        try:
+            made = backends.backend(config) is not None or conn.execute(  # an empty file: no writer opened it yet
+                "SELECT count(*) FROM sqlite_master WHERE name IN ('items', 'connector_state')").fetchone()[0] == 2
+            if made:
+                states = read_states(conn)
+                for c in config.connectors:
+                    counts[c.name] = conn.execute("SELECT count(*) FROM items WHERE source=?",
+                                                  (c.name,)).fetchone()[0]
+        finally:
+            conn.close()
     out = []
-    with open_store(config, vectors=False) as store:
-        for c in config.connectors:
-            state = store.connector_state(c.name) or {}
-            count = store.db.execute("SELECT count(*) FROM items WHERE source=?", (c.name,)).fetchone()[0]
-            out.append({"name": c.name, "type": c.type, "enabled": c.enabled, "items": count,
-                        "last_run_at": state.get("last_run_at"), "last_success_at": state.get("last_success_at"),
-                        "last_error": state.get("last_error"),
-                        "warnings": len(store.unacknowledged_warnings(c.name))})
+    for c in config.connectors:
+        state = states.get(c.name) or {}
+        out.append({"name": c.name, "type": c.type, "enabled": c.enabled, "items": counts.get(c.name, 0),
+                    "last_run_at": state.get("last_run_at"), "last_success_at": state.get("last_success_at"),
+                    "last_error": state.get("last_error"), "warnings": len(state.get("warnings") or [])})
     return out
 
 
-__all__ = ["run_connectors", "retag", "resummarize", "status", "RunLocked"]
+__all__ = ["run_connectors", "retag", "resummarize", "status", "unfinished_run", "RunLocked"]

@@ -11,6 +11,7 @@ punctuation (`fs.inotify.max_user_watches` matches those four words in a row).
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from array import array
@@ -31,6 +32,7 @@ MESSAGE_FIELDS = ("id", "item_id", "source", "session_id", "parent_session_id", 
 _COLS = ", ".join(f"m.{c}" for c in MESSAGE_FIELDS)
 # A boolean expression is text an agent wrote: longer than this it is a paste, not a query.
 MAX_EXPRESSION_CHARS = 1000
+_SURROGATE = re.compile("[\ud800-\udfff]")
 COVER_NAME = "jezero_matched"
 
 
@@ -68,6 +70,8 @@ def check_expression(conn: apsw.Connection, expr) -> str:
         raise QueryError(f"boolean query: longer than {MAX_EXPRESSION_CHARS} characters")
     if "\x00" in expr:
         raise QueryError("boolean query: contains a NUL character")
+    if _SURROGATE.search(expr):  # a byte that is not UTF-8 in a command line; FTS5 cannot be handed it
+        raise QueryError("boolean query: contains text that is not UTF-8 (a lone surrogate)")
     try:
         checker = _memory_fts() if backend(conn) is not None else conn  # FTS5 reads its own language
         checker.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (expr,)).fetchall()

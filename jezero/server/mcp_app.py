@@ -190,6 +190,12 @@ class _Tools:
             raise ToolError("the library on the server is damaged: tell the person who runs Jezero") from None
         except apsw.InterruptError:
             raise ToolError("the query took too long: use more distinctive words or a filter") from None
+        except apsw.SQLError as e:
+            if "no such table" not in str(e):
+                raise
+            # An empty file where the library should be (made by hand, a copy cut short): no writer
+            # has opened it yet. Was a bare "Error executing tool" and a traceback per call.
+            raise ToolError("the library on the server is empty: nothing has been ingested yet") from None
 
 
 def result(answer: dict[str, Any] | tuple[dict[str, Any], str]) -> CallToolResult:

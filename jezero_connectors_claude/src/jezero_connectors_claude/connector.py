@@ -2,7 +2,7 @@
 since the cursor.
 
 Cursor: one entry per transcript file, keyed by its path relative to the root, valued
-`{"sig": [size, mtime_ns], "consumed": bytes}` (the stat taken before reading, and how far the
+`{"sig": [size, mtime_ns, check], "consumed": bytes}` (the stat taken before reading, and how far the
 complete lines went). An inline sub-agent run (Claude Code 1.0.x) has its own entry,
 `<file key>#sidechain-<id>`, with the same value; the file's own entry then also lists those
 keys under "children", so the file is skipped only when it and all its runs are stored."""
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, json_text, read_json,
-                           read_options)
+                           read_options, same_signature)
 
 from jezero_connectors_claude.actions import annotate
 from jezero_connectors_claude.reader import Thread, TranscriptRead, read_transcript
@@ -117,10 +117,10 @@ def vanished(path: Path) -> str:
 
 def _unchanged(cursor: dict[str, Any], key: str, sig: list[int]) -> bool:
     stored = cursor.get(key)
-    if not isinstance(stored, dict) or stored.get("sig") != sig:
+    if not isinstance(stored, dict) or not same_signature(stored.get("sig"), sig):
         return False
     children = stored.get("children") or []
-    return all(isinstance(cursor.get(k), dict) and cursor[k].get("sig") == sig for k in children)
+    return all(isinstance(cursor.get(k), dict) and same_signature(cursor[k].get("sig"), sig) for k in children)
 
 
 # -- sessions from a parsed file --------------------------------------------------------------

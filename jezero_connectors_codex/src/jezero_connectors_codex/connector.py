@@ -2,7 +2,7 @@
 
 Cursor: one entry per rollout, keyed by the id in the file's name (stable when Codex moves the
 file to `archived_sessions/` or compresses it), valued
-`{"sig": [size, mtime_ns], "size": n, "bytes": consumed, "sha256": hex}` where `size` is the
+`{"sig": [size, mtime_ns, check], "size": n, "bytes": consumed, "sha256": hex}` where `size` is the
 (decompressed) length read, `bytes` the part up to the last newline, and `sha256` its hash.
 A first-generation document may add `"covers": {key: sig}` for the snapshots it supersedes."""
 
@@ -16,7 +16,8 @@ from typing import Any, Iterator
 
 import zstandard
 
-from jezero.plugin import ConnectorContext, FolderPath, JsonlStream, Options, Session, expand, file_signature, read_options
+from jezero.plugin import (ConnectorContext, FolderPath, JsonlStream, Options, Session, expand, file_signature,
+                           read_options, same_signature)
 
 from . import legacy, reader, store
 from .actions import annotate
@@ -122,7 +123,7 @@ class CodexConnector:
 
         def changed(key: str, sig: list[int]) -> bool:
             state = cursor.get(key)
-            return not (isinstance(state, dict) and state.get("sig") == sig) and covered.get(key) != sig
+            return not (isinstance(state, dict) and same_signature(state.get("sig"), sig)) and not same_signature(covered.get(key), sig)
 
         if not any(changed(ref.key, sig) for ref, sig in docs):
             return  # snapshots are judged against each other, so read them all or none
@@ -182,9 +183,9 @@ def _same_file(ref: store.RolloutFile, sig: list[int], state: Any) -> bool:
     compressed copy of a fully read file (Codex keeps the mtime when it compresses)."""
     if not isinstance(state, dict) or not isinstance(state.get("sig"), list):
         return False
-    if list(state["sig"]) == sig:
+    if same_signature(state["sig"], sig):
         return True
-    if ref.compressed and len(state["sig"]) == 2 and state["sig"][1] == sig[1] and state.get("bytes") == state.get("size"):
+    if ref.compressed and len(state["sig"]) >= 2 and state["sig"][1] == sig[1] and state.get("bytes") == state.get("size"):
         declared = store.declared_size(ref)
         return declared is None or declared == state.get("size")
     return False

@@ -3,7 +3,7 @@
 Where sessions live: `session-state/<id>/events.jsonl` with `workspace.yaml` beside it (since
 1.0.11), or `session-state/<id>.jsonl` before; the folder wins when both exist.
 
-Cursor: one entry per session, keyed by its id, valued `{"sig": [size, mtime_ns], "bytes": n,
+Cursor: one entry per session, keyed by its id, valued `{"sig": [size, mtime_ns, check], "bytes": n,
 "sha256": hex}` (the complete lines read and their hash). A sub-agent run has its own entry,
 `<id>#<agentId>`, with the same value; the session's entry lists them under "children", so the
 file is skipped only when it and all its runs are stored."""
@@ -18,7 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from jezero.plugin import ConnectorContext, FolderPath, Options, Session, expand, file_signature, read_jsonl, read_options, title_line
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, read_jsonl,
+                           read_options, same_signature, title_line)
 
 from . import reader
 
@@ -169,4 +170,4 @@ def _children_stored(cursor: dict[str, Any], state: dict) -> bool:
 
 
 def _unchanged(cursor: dict[str, Any], state: Any, sig: list[int]) -> bool:
-    return isinstance(state, dict) and state.get("sig") == sig and _children_stored(cursor, state)
+    return isinstance(state, dict) and same_signature(state.get("sig"), sig) and _children_stored(cursor, state)

@@ -2,7 +2,7 @@
 
 Cursor: one entry per recording, keyed by its file name without the suffix (under the parent's
 id for a sub-agent chat), so the entry survives Gemini renaming a hash folder to a slug or
-migrating a `.json` into a `.jsonl`. Value: `{"sig": [size, mtime_ns], "bytes": n, "sha256":
+migrating a `.json` into a `.jsonl`. Value: `{"sig": [size, mtime_ns, check], "bytes": n, "sha256":
 hex}`, the complete lines read and their hash: a file touched, or grown only by a line still
 being written, is not read again."""
 
@@ -13,7 +13,8 @@ import io
 from pathlib import Path
 from typing import Any, Iterator
 
-from jezero.plugin import ConnectorContext, FolderPath, Options, Session, file_signature, json_text, read_json, read_jsonl, read_options
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, file_signature, json_text, read_json,
+                           read_jsonl, read_options, same_signature)
 
 from . import reader, store
 
@@ -56,7 +57,7 @@ class GeminiConnector:
     def _read(self, chat: store.ChatFile, state: Any, known: dict[str, str], root: Path) -> Session | None:
         try:
             sig = file_signature(chat.path)
-            if isinstance(state, dict) and state.get("sig") == sig:
+            if isinstance(state, dict) and same_signature(state.get("sig"), sig):
                 return None
             data = chat.path.read_bytes()
         except FileNotFoundError:

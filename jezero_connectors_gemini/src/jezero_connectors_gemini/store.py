@@ -68,7 +68,33 @@ def walk(root: Path, warn: Callable[[str], None]) -> list[ChatFile]:
                         keep(_chat(sub, project, entry.name))
             elif entry.is_file():
                 keep(_chat(entry, project, None))
-    return list(found.values())
+    return _each_file_once(root, list(found.values()), warn)
+
+
+def _each_file_once(root: Path, chats: list[ChatFile], warn: Callable[[str], None]) -> list[ChatFile]:
+    """One ChatFile per file on disk. Through a symlink (`chats/x -> .`, a project folder linked
+    to another) one file is found twice, as two recordings of one session id: the library kept
+    whichever was written last, a main chat stored as a sub-agent of "x" or under the other
+    project. The path without a symlink below `root` is kept; the others are said and skipped."""
+    try:
+        real_root = root.resolve()
+    except OSError:
+        return chats
+    by_file: dict[Path, list[ChatFile]] = {}
+    for chat in chats:
+        try:
+            by_file.setdefault(chat.path.resolve(), []).append(chat)
+        except (OSError, RuntimeError):  # a symlink loop: the walk found it, the reader says why it fails
+            by_file.setdefault(chat.path, []).append(chat)
+    out = []
+    for real, same in by_file.items():
+        direct = [c for c in same if real == real_root / c.path.relative_to(root)]
+        kept = (direct or same)[0]
+        out.append(kept)
+        for other in same:
+            if other is not kept:
+                warn(f"gemini: {other.path} is {kept.path} again (through a symlink): read once, as the latter")
+    return out
 
 
 def project_roots(root: Path, project: Path, registry: dict[str, str]) -> list[str]:

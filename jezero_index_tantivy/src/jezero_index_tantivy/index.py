@@ -599,6 +599,10 @@ class DerivedIndex:
                                   num_threads=1 if parted or not full else 0)
             try:
                 if full:
+                    # A rebuild killed before its commit left the segments it had flushed, which no
+                    # commit lists and tantivy removes only at a commit: each killed retry added its
+                    # own (3 kills at 8,000 items: 119 MB beside a 106 MB index).
+                    writer.garbage_collect_files()
                     writer.delete_all_documents()
                     written = self._add_all(_Parts(writer, count, self.rebuild_part) if parted else writer, conn)
                 else:

@@ -9,7 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from jezero.plugin import (Block, DemoSession, FolderPath, Options, Session, clip, expand, file_signature, hookimpl,
-                           parse_time, read_jsonl, read_options)
+                           parse_time, read_jsonl, read_options, same_signature)
 
 DEFAULT_PATH = "~/.jotter/sessions"
 
@@ -25,8 +25,8 @@ class JotterConnector:
 
     def read(self, cursor: dict):
         for path in sorted(self.root.glob("*.jsonl")):
-            signature = file_signature(path)  # [size, mtime]: JSON, as a cursor value must be
-            if cursor.get(path.name) == signature:
+            signature = file_signature(path)  # [size, mtime, check]: JSON, as a cursor value must be
+            if same_signature(cursor.get(path.name), signature):
                 continue  # unchanged since the last run
             blocks, cwd = [], None
             for _, line in read_jsonl(path).records:  # a half-written last line waits for the next run
