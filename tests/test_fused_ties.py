@@ -68,12 +68,16 @@ def nothing_kept(monkeypatch):
 
 def reversed_ties(monkeypatch):
     """tantivy's BM25 hits given back with equal scores in the reverse order (a stable sort of the
-    reversed hits by score), as another build of the index could give them."""
+    reversed hits by score), as another build of the index could give them; and since the index
+    orders a term's equal scores by id itself (newest first, jezero_index_tantivy.messages
+    _to_tie_end, 2026-12-04), that order reversed too (oldest first), as an engine that orders
+    them otherwise would give them."""
     from jezero_index_tantivy import messages as tm
 
     top = tm.MessageIndex._top
     monkeypatch.setattr(tm.MessageIndex, "_top", lambda self, *a, **kw: sorted(top(self, *a, **kw)[::-1],
                                                                               key=lambda h: -h[0]))
+    monkeypatch.setattr(tm, "_by_score_then_newest", lambda found: (-found[2], found[0]))
     nothing_kept(monkeypatch)
 
 
