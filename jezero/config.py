@@ -17,7 +17,7 @@ from typing import Any
 
 import platformdirs
 from dotenv import dotenv_values
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 APP = "jezero"
 DEFAULT_TOKENIZER = "trigram remove_diacritics 1"
@@ -73,6 +73,11 @@ def _variables_set(path: str | None) -> str | None:
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+# A switch is a TOML boolean: pydantic would read the strings "yes", "no", "on", "off", "1" as one,
+# so `enabled = "no"` quietly turned a thing on or off by a reading the user did not write.
+Switch = StrictBool
 
 
 class StorageConfig(_Section):
@@ -143,7 +148,7 @@ class ProjectsConfig(_Section):
 class ConnectorConfig(_Section):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # the source name
     type: str
-    enabled: bool = True
+    enabled: Switch = True
     interval_minutes: float = Field(15.0, gt=0)
     default_project: str | None = None
     options: dict[str, Any] = {}
@@ -164,7 +169,7 @@ class ClientConfig(_Section):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
     key_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     sources: list[str] = ["*"]  # glob patterns over source names
-    upload: bool = False
+    upload: Switch = False
 
 
 class InboxConfig(_Section):
@@ -205,7 +210,7 @@ class SemanticConfig(_Section):
     """The semantic lane (docs/semantic.md): vectors of items and message windows, searched by
     nearest neighbours and fused with the keyword lanes. Off until turned on."""
 
-    enabled: bool = False
+    enabled: Switch = False
     embedder: str = Field("minilm-static", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
     options: dict[str, Any] = {}  # handed to the embedder's build() and prepare()
     # The lane's say in the fusion next to the items lane's (1.0 times its separation). Chosen
@@ -487,6 +492,22 @@ def blind_clients(cfg: Config) -> list[str]:
     return [f"clients.{c.name}: its sources {c.sources} match none of the config's connectors "
             f"({', '.join(names) or 'none'}): its searches find nothing unless the library holds such a source"
             for c in cfg.clients if not any(source_allowed(n, c.sources) for n in names)]
+
+
+def unknown_engine(cfg: Config) -> list[str]:
+    """What check-config warns about `[search] engine`: a name no installed plugin registers (a
+    typo, or jezero-index-tantivy not installed here). A warning, not a problem: every command then
+    searches with FTS5 and says so once (jezero.store.engines.engine_for), as status does."""
+    from jezero import plugins
+
+    name = cfg.search.engine
+    engines = plugins.index_engines()
+    if name in engines:
+        return []
+    known = ", ".join(sorted(engines))
+    hint = _closest(name, sorted(engines))
+    return [f"search.engine: no installed plugin gives the engine {name!r} (known: {known})"
+            + (f"; did you mean {hint!r}?" if hint else "") + ": every search uses fts5 until one does"]
 
 
 def source_allowed(source: str, patterns: list[str]) -> bool:

@@ -120,3 +120,40 @@ def test_check_config_warns_about_a_client_key_that_matches_no_connector(run_cli
     assert len(warnings) == 1 and warnings[0].startswith("clients.typo: its sources ['cluade-*']"), warnings
     human = run_cli("--config", str(path), "check-config")
     assert human.returncode == 0 and "warning: clients.typo" in human.stderr and "laptop" not in human.stderr
+
+
+@pytest.mark.parametrize("section, value", [("semantic", '"yes"'), ("semantic", '"no"'), ("semantic", "1")])
+def test_a_switch_is_a_toml_boolean(tmp_path, section, value):
+    """`enabled = "no"` was read as pydantic reads strings (False) and `"yes"` as True, `1` as
+    True: a switch is a TOML boolean, anything else a problem naming the key, and nothing is
+    turned on or off by a guess."""
+    path = tmp_path / "config.toml"
+    path.write_text(f"[{section}]\nenabled = {value}\n")
+    with pytest.raises(config.ConfigError) as e:
+        config.load(path)
+    assert [p.key for p in e.value.problems] == [f"{section}.enabled"], e.value.problems
+    path.write_text(f'[[connectors]]\nname = "a"\ntype = "claude"\nenabled = {value}\n')
+    with pytest.raises(config.ConfigError) as e:
+        config.load(path, check_plugins=False)
+    assert [p.key for p in e.value.problems] == ["connectors[0].enabled"], e.value.problems
+    path.write_text(f'[[clients]]\nname = "a"\nkey_sha256 = "{"0" * 64}"\nupload = {value}\n')
+    with pytest.raises(config.ConfigError) as e:
+        config.load(path)
+    assert [p.key for p in e.value.problems] == ["clients[0].upload"], e.value.problems
+    path.write_text("[semantic]\nenabled = false\n")
+    assert config.load(path).semantic.enabled is False
+
+
+def test_check_config_warns_about_an_engine_no_plugin_gives(run_cli, tmp_path):
+    """`[search] engine` naming no installed engine (a typo): every search quietly used FTS5 and
+    check-config said ok; now it warns, with the closest name (the config is still ok: the
+    commands fall back to FTS5 and say so)."""
+    path = tmp_path / "config.toml"
+    path.write_text(f'[storage]\npath = "{tmp_path / "lib.sqlite3"}"\n[search]\nengine = "fts55"\n')
+    proc = run_cli("--config", str(path), "check-config", "--json")
+    assert proc.returncode == 0, proc.stderr
+    warnings = json.loads(proc.stdout)["warnings"]
+    assert len(warnings) == 1 and warnings[0].startswith("search.engine: no installed plugin gives the engine 'fts55'"), warnings
+    assert "did you mean 'fts5'?" in warnings[0]
+    path.write_text(f'[storage]\npath = "{tmp_path / "lib.sqlite3"}"\n[search]\nengine = "fts5"\n')
+    assert json.loads(run_cli("--config", str(path), "check-config", "--json").stdout)["warnings"] == []
