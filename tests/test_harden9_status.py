@@ -9,6 +9,8 @@ library (and chmod-ed its folder) as a side effect of looking."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 
 import pytest
@@ -152,3 +154,24 @@ def test_warnings_are_listed_from_a_library_on_a_read_only_mount(read_only):  # 
         assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
     assert json.loads(cli(config, "warnings", "--json").stdout) == []
     assert (library.stat().st_size, library.stat().st_mtime_ns) == before
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/stat"), reason="no /proc: the pid alone is checked")
+def test_a_killed_runs_pid_reused_by_another_process_is_not_a_running_run(tmp_path):
+    """The marker of a killed run names its pid; days later another process may have that pid, and
+    status said the run "is running" until the next run. The process's start time is kept beside
+    the pid: another process of that number is not the run."""
+    from jezero import config as config_mod
+    from jezero.ingest import runner
+
+    path = tmp_path / "config.toml"
+    path.write_text(f'[storage]\npath = "{tmp_path / "lib.sqlite3"}"\n')
+    cfg = config_mod.load(path)
+    marker = runner._marker(cfg)
+    alive = os.getpid()  # a process that is there, with its own start time
+    mine = runner._process_start(alive)
+    assert isinstance(mine, int)
+    for start, said in ((mine, "is running"), (mine + 1, "did not finish (killed")):
+        marker.write_text(json.dumps({"command": "jezero run", "pid": alive, "host": socket.gethostname(),
+                                          "process_start": start, "started_at": "2026-12-01T00:00:00+00:00"}))
+        assert said in runner.unfinished_run(cfg)

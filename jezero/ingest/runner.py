@@ -81,6 +81,7 @@ def exclusive(config: Config, command: str = "jezero run"):
     try:
         with suppress(OSError):  # (no room for it: the run goes on, status cannot tell)
             marker.write_text(json.dumps({"command": command, "pid": os.getpid(), "host": socket.gethostname(),
+                                          "process_start": _process_start(os.getpid()),
                                           "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
         yield
     finally:
@@ -99,14 +100,28 @@ def unfinished_run(config: Config) -> str | None:
         return None
     if found.get("host") != socket.gethostname() or sys.platform == "win32":  # (there os.kill ends a process)
         return f"`{command}` started at {started} on {found.get('host')} and has not ended: still running, or stopped"
+    killed = (f"`{command}` started at {started} did not finish (killed, or the machine stopped): what it wrote "
+              f"is kept, and the next `{command}` goes on from there")
     try:
         os.kill(pid, 0)  # signal 0: only whether the process is there
     except ProcessLookupError:
-        return (f"`{command}` started at {started} did not finish (killed, or the machine stopped): what it wrote "
-                f"is kept, and the next `{command}` goes on from there")
+        return killed
     except OSError:  # there, another user's
         pass
+    kept, now = found.get("process_start"), _process_start(pid)
+    if kept is not None and now is not None and kept != now:
+        return killed  # its number reused since by another process (a killed run's pid, days later)
     return f"`{command}` is running (process {pid}, since {started})"
+
+
+def _process_start(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks since boot (Linux's /proc/PID/stat, field 22):
+    with the pid it names one process, where the pid alone is reused. None where there is no /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        return int(stat.rsplit(")", 1)[1].split()[19])  # after the command's name, which may hold spaces
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def open_store(config: Config, *, vectors: bool = True) -> Store:
