@@ -42,8 +42,8 @@ def test_a_large_fts5_library_is_told_how_to_move_to_tantivy(tmp_path, run_cli):
         # (no advice to move; the index was never built for this library, and status says so)
         line = next(x for x in tantivy.stdout.splitlines() if x.startswith("search engine:"))
         assert line == ("search engine: tantivy; its items index is not built: fts5 answers until "
-                        "`jezero reindex` builds it; its messages index is not built: fts5 answers until "
-                        "`jezero reindex` builds it"), line
+                        "`jezero run` or `jezero reindex` builds it; its messages index is not built: fts5 "
+                        "answers until `jezero run` or `jezero reindex` builds it"), line
     else:
         assert "search engine: tantivy, but no installed plugin gives it" in tantivy.stdout
     unknown = run_cli("--config", str(_config(tmp_path, library, "nope")), "status", check=True)

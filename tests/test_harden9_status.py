@@ -173,5 +173,29 @@ def test_a_killed_runs_pid_reused_by_another_process_is_not_a_running_run(tmp_pa
     assert isinstance(mine, int)
     for start, said in ((mine, "is running"), (mine + 1, "did not finish (killed")):
         marker.write_text(json.dumps({"command": "jezero run", "pid": alive, "host": socket.gethostname(),
-                                          "process_start": start, "started_at": "2026-12-01T00:00:00+00:00"}))
+                                      "process_start": start, "started_at": "2026-12-01T00:00:00+00:00"}))
         assert said in runner.unfinished_run(cfg)
+
+
+def test_retag_dry_run_reads_a_library_on_a_read_only_mount(read_only):  # noqa: F811
+    """Before (small9): `retag --dry-run` opened the writer, and failed there; a dry run only reads."""
+    config, library = read_only
+    before = (library.stat().st_size, library.stat().st_mtime_ns)
+    shown = cli(config, "retag", "--dry-run", "--json")
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert json.loads(shown.stdout) == {"items": 4, "changed": 0}
+    told = cli(config, "retag", "--dry-run")
+    assert told.returncode == 0 and "4 item(s) checked, 0 would change" in told.stdout, told.stderr
+    assert (library.stat().st_size, library.stat().st_mtime_ns) == before
+
+
+def test_retag_dry_run_of_a_library_not_made_yet_makes_none(tmp_path):
+    library = tmp_path / "data" / "library.sqlite3"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{library}"\n[summarizer]\nname = "offline"\n[[connectors]]\n'
+                      f'name = "claude"\ntype = "claude"\noptions = {{ path = "{tmp_path / "projects"}" }}\n')
+    shown = subprocess.run([*jezero_command(), "--config", str(config), "retag", "--dry-run", "--json"],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout) == {"items": 0, "changed": 0}
+    assert not library.exists() and not library.parent.exists()

@@ -233,6 +233,27 @@ def file_signature(path: str | os.PathLike) -> list[int]:
     return [st.st_size, st.st_mtime_ns, int.from_bytes(check.digest(), "big")]
 
 
+def not_a_file(path: str | os.PathLike) -> str | None:
+    """What a path named like a transcript is when it cannot be one: "a folder", "a named pipe",
+    "a symlink to nothing", "a symlink loop", "a socket" or "a device"; None for a regular file
+    (or a link to one), a path gone and one that cannot be looked at. A walk warns with it
+    instead of skipping such a path without a word. Stats only: never opens it (a named pipe
+    would wait for a writer)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a symlink to nothing" if os.path.islink(path) else None
+    except OSError as e:
+        return "a symlink loop" if e.errno == errno.ELOOP else None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    return "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
 def same_signature(stored: Any, sig: list[int]) -> bool:
     """Whether a signature kept in a cursor says the file is unchanged since (`sig`: its
     `file_signature` now). One kept before the check was ([size, mtime_ns]) is trusted on those

@@ -236,16 +236,17 @@ class RetagReport:
 
 
 def retag(config: Config, *, dry_run: bool = False) -> RetagReport:
-    """Re-apply the project rules to every stored item, with no model."""
+    """Re-apply the project rules to every stored item, with no model. A dry run only reads, as
+    `status` does: a library on a read-only mount is counted as it is, and none is made where
+    there is none yet. (It opened the writer until 2026-12-04, and failed on a read-only mount.)"""
     pm = plugins.get_plugin_manager()
     from jezero.models import ProjectHints
 
     defaults = {c.name: c.default_project for c in config.connectors}
     report = RetagReport()
-    with open_store(config) as store:
-        rows = store.db.execute(
-            "SELECT id, source, agent, cwd, device_project, project_guess, project FROM items"
-        ).fetchall()
+    query = "SELECT id, source, agent, cwd, device_project, project_guess, project FROM items"
+
+    def changes(rows):  # (item id, its new project) for each item the rules move
         for item_id, source, agent, cwd, device, guess, project in rows:
             report.items += 1
             hints = ProjectHints(source=source, agent=agent, cwd=cwd, device_project=device, summarizer_guess=guess,
@@ -254,8 +255,23 @@ def retag(config: Config, *, dry_run: bool = False) -> RetagReport:
             new = pm.hook.resolve_project(hints=hints)
             if new != project:
                 report.changed += 1
-                if not dry_run:
-                    store.set_project(item_id, new)
+                yield item_id, new
+
+    if dry_run:
+        if backends.backend(config) is None and not config.library_path().exists():
+            return report
+        conn = backends.open_reader(config)
+        try:
+            made = backends.backend(config) is not None or conn.execute(  # an empty file: no writer opened it yet
+                "SELECT count(*) FROM sqlite_master WHERE name = 'items'").fetchone()[0] == 1
+            for _ in changes(conn.execute(query).fetchall() if made else []):
+                pass
+        finally:
+            conn.close()
+        return report
+    with open_store(config) as store:
+        for item_id, new in changes(store.db.execute(query).fetchall()):
+            store.set_project(item_id, new)
     return report
 
 

@@ -72,3 +72,16 @@ def test_killed_rebuilds_leave_no_more_than_one_rebuilds_files(tmp_path):
     assert not (left[0] & left[2]) and len(left[2]) <= 2 * len(left[0]), [len(o) for o in left]
     assert engines.sync("tantivy", library, rebuild=True) == 2500
     assert orphans(folder) == set()
+
+
+def test_status_of_an_index_not_built_names_run_and_reindex_and_run_builds_it(tmp_path):
+    """Before (small9): "not built: fts5 answers until `jezero reindex` builds it", though the
+    sync at the end of `jezero run` (engines.sync without rebuild) builds it too."""
+    library = tmp_path / "library.sqlite3"
+    library_of(library, 30)
+    engines.forget()
+    engine = engines.engine_for("tantivy", library)
+    said = engine.condition()
+    assert said is not None and said.count("until `jezero run` or `jezero reindex` builds it") == 2, said
+    engines.sync("tantivy", library)  # what `jezero run` does at its end
+    assert engine.condition() is None

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from jezero.plugin import not_a_file
+
 AGENT_PREFIX = "agent-"
 SUFFIX = ".jsonl"
 SKIP_DIRS = {"tool-results", "workflows", "memory"}
@@ -73,9 +75,12 @@ def _scan(root: Path, folder: Path, depth: int, warn) -> Iterator[TranscriptFile
     # Files before folders, so a session comes before the sub-agents in its folder.
     for entry in sorted(_entries(folder, warn), key=lambda e: (not _is_file(e), e.name)):
         path = Path(entry.path)
-        if depth < 2 and entry.name.endswith(SUFFIX) and _is_file(entry):
-            yield TranscriptFile(path, _key(root, path), agent=entry.name.startswith(AGENT_PREFIX))
-        elif entry.name == "subagents" and _is_dir(entry):
+        if depth < 2 and entry.name.endswith(SUFFIX):
+            if _is_file(entry):
+                yield TranscriptFile(path, _key(root, path), agent=entry.name.startswith(AGENT_PREFIX))
+                continue
+            _not_a_transcript(path, warn)  # (a folder is still looked into, as before)
+        if entry.name == "subagents" and _is_dir(entry):
             yield from _subagents(root, path, folder.name, warn)
         elif depth < 2 and entry.name not in SKIP_DIRS and not entry.name.startswith(".") and _is_dir(entry):
             yield from _scan(root, path, depth + 1, warn)
@@ -84,17 +89,30 @@ def _scan(root: Path, folder: Path, depth: int, warn) -> Iterator[TranscriptFile
 def _subagents(root: Path, folder: Path, session_dir: str, warn) -> Iterator[TranscriptFile]:
     for entry in _entries(folder, warn):
         path = Path(entry.path)
-        if entry.name.startswith(AGENT_PREFIX) and entry.name.endswith(SUFFIX) and _is_file(entry):
-            yield TranscriptFile(path, _key(root, path), agent=True, session_dir=session_dir)
+        if entry.name.startswith(AGENT_PREFIX) and entry.name.endswith(SUFFIX):
+            if _is_file(entry):
+                yield TranscriptFile(path, _key(root, path), agent=True, session_dir=session_dir)
+            else:
+                _not_a_transcript(path, warn)
         elif entry.name == "workflows" and _is_dir(entry):
             # Workflow runs keep their agents one folder down, beside a journal that is not a
             # transcript.
             for run in _entries(path, warn):
                 if _is_dir(run):
                     for sub in _entries(Path(run.path), warn):
-                        if sub.name.startswith(AGENT_PREFIX) and sub.name.endswith(SUFFIX) and _is_file(sub):
+                        if sub.name.startswith(AGENT_PREFIX) and sub.name.endswith(SUFFIX):
                             p = Path(sub.path)
-                            yield TranscriptFile(p, _key(root, p), agent=True, session_dir=session_dir)
+                            if _is_file(sub):
+                                yield TranscriptFile(p, _key(root, p), agent=True, session_dir=session_dir)
+                            else:
+                                _not_a_transcript(p, warn)
+
+
+def _not_a_transcript(path: Path, warn) -> None:
+    """Said, not silent: a path named like a transcript that is not a file (it holds none)."""
+    kind = not_a_file(path)
+    if kind:
+        warn(f"{path}: named like a transcript but is {kind}: not read")
 
 
 def _key(root: Path, path: Path) -> str:

@@ -19,7 +19,7 @@ from typing import BinaryIO, Callable
 
 import zstandard
 
-from jezero.plugin import read_json
+from jezero.plugin import not_a_file, read_json
 
 SESSIONS = "sessions"
 ARCHIVED = "archived_sessions"
@@ -71,9 +71,16 @@ def discover(root: Path, warn: Callable[[str], None]) -> dict[str, RolloutFile]:
 
         for folder, dirs, files in os.walk(top, onerror=onerror):
             dirs.sort()
+            for name in dirs:  # (still walked into, as before)
+                if classify(Path(folder) / name, archived) is not None:
+                    warn(f"{Path(folder) / name}: named like a rollout but is a folder: not read")
             for name in sorted(files):
                 ref = classify(Path(folder) / name, archived)
                 if ref is None:
+                    continue
+                kind = not_a_file(ref.path)  # a stat: a named pipe is never opened
+                if kind:
+                    warn(f"{ref.path}: named like a rollout but is {kind}: not read")
                     continue
                 held = found.get(ref.key)
                 if held is None or ref.rank < held.rank:

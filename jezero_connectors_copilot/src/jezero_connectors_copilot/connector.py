@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, read_jsonl,
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, not_a_file, read_jsonl,
                            read_options, same_signature, title_line)
 
 from . import reader
@@ -63,11 +63,22 @@ def walk(state: Path, warn: Callable[[str], None]) -> list[EventFile]:
     except OSError as e:
         warn(f"copilot: {state}: cannot list folder: {e.strerror or e}")
         return []
+    def odd(path: Path) -> None:
+        kind = not_a_file(path)  # a stat: a named pipe is never opened
+        if kind:
+            warn(f"copilot: {path}: named like an event log but is {kind}: not read")
+
     for entry in entries:
         if entry.is_dir() and (entry / "events.jsonl").is_file():
             found[entry.name] = EventFile(entry / "events.jsonl", entry.name, entry / "workspace.yaml")
         elif entry.is_file() and entry.suffix == ".jsonl":
             found.setdefault(entry.stem, EventFile(entry, entry.stem, None))
+        elif entry.is_dir():
+            odd(entry / "events.jsonl")  # (absent: a session folder not written yet, said nothing)
+            if entry.suffix == ".jsonl":
+                odd(entry)
+        elif entry.suffix == ".jsonl":
+            odd(entry)
     return list(found.values())
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from jezero.plugin import json_text, read_json
+from jezero.plugin import json_text, not_a_file, read_json
 
 SUFFIXES = (".jsonl", ".json")
 
@@ -50,6 +50,12 @@ def walk(root: Path, warn: Callable[[str], None]) -> list[ChatFile]:
             warn(f"gemini: {folder}: cannot list folder: {e.strerror or e}")
             return []
 
+    def odd(path: Path, chat: ChatFile | None) -> None:
+        """Said, not silent: a path named like a recording that is not a file."""
+        kind = not_a_file(path) if chat is not None else None
+        if kind:
+            warn(f"gemini: {path}: named like a chat recording but is {kind}: not read")
+
     def keep(chat: ChatFile | None) -> None:
         if chat is None:
             return
@@ -63,11 +69,16 @@ def walk(root: Path, warn: Callable[[str], None]) -> list[ChatFile]:
             continue
         for entry in listing(chats):
             if entry.is_dir():
+                odd(entry, _chat(entry, project, None))  # (still looked into, as before)
                 for sub in listing(entry):
                     if sub.is_file():
                         keep(_chat(sub, project, entry.name))
+                    else:
+                        odd(sub, _chat(sub, project, entry.name))
             elif entry.is_file():
                 keep(_chat(entry, project, None))
+            else:
+                odd(entry, _chat(entry, project, None))
     return _each_file_once(root, list(found.values()), warn)
 
 

@@ -959,7 +959,10 @@ class TantivyIndex(DerivedIndex):
                              "rebuilds it")
                 continue
             if searcher is None or applied is None:
-                notes.append(f"its {what} index is not built: fts5 answers until `jezero reindex` builds it")
+                # (never built, or a rebuild interrupted before its last part: the run's sync builds
+                # it as `jezero reindex` does)
+                notes.append(f"its {what} index is not built: fts5 answers until `jezero run` or `jezero reindex` "
+                             "builds it")
             elif applied.library != head.library:
                 notes.append(f"its {what} index was built from another library: the next `jezero run` rebuilds it")
             elif applied.seq < head.seq:
