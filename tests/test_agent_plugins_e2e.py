@@ -75,14 +75,25 @@ def assert_ingests(served, agent: str, tmp_path: Path) -> None:
     wait_for(lambda: inbox.is_dir() and any(p.is_file() and not p.name.startswith(".") for p in inbox.rglob("*")),
              bound=60)
     env = {**os.environ, "JEZERO_CONFIG": str(served.config)}
-    ran = subprocess.run([*jezero_command(), "run", f"inbox-laptop-{agent}"], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    found = subprocess.run([*jezero_command(), "timeline", "--source", f"inbox-laptop-{agent}", "--json"], env=env,
-                           capture_output=True, text=True, timeout=120)
-    assert found.returncode == 0, found.stderr
-    items = json.loads(found.stdout)
-    assert items, f"nothing ingested from the {agent} session"
+    items: list = []
+
+    def ingested() -> bool:
+        # A session of several files (Copilot's events.jsonl and workspace.yaml) arrives one upload
+        # at a time: the first file in the inbox may not be the one the connector reads, and a run
+        # before the other arrives ingests nothing yet (the next one does). Run until it has.
+        ran = subprocess.run([*jezero_command(), "run", f"inbox-laptop-{agent}"], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        found = subprocess.run([*jezero_command(), "timeline", "--source", f"inbox-laptop-{agent}", "--json"],
+                               env=env, capture_output=True, text=True, timeout=120)
+        assert found.returncode == 0, found.stderr
+        items[:] = json.loads(found.stdout)
+        return bool(items)
+
+    try:
+        wait_for(ingested, bound=60, every=0.5)
+    except AssertionError:
+        raise AssertionError(f"nothing ingested from the {agent} session in 60 s") from None
     # The device resolved the session's project from its working folder (a git repository "demo").
     assert {i["project"] for i in items} == {"demo"}
 
