@@ -235,6 +235,25 @@ class RetagReport:
     changed: int = 0
 
 
+@contextmanager
+def library_reader(config: Config, tables: tuple[str, ...]):
+    """A read-only connection to the library (backends.open_reader), or None where there is none
+    to read: no library file yet (none is made by looking), or an empty one that no writer has
+    opened (it lacks one of `tables`). Closed on leaving."""
+    other = backends.backend(config) is not None
+    if not other and not config.library_path().exists():
+        yield None
+        return
+    conn = backends.open_reader(config)
+    try:
+        marks = ", ".join("?" * len(tables))
+        made = other or conn.execute(f"SELECT count(*) FROM sqlite_master WHERE name IN ({marks})",
+                                     tables).fetchone()[0] == len(tables)
+        yield conn if made else None
+    finally:
+        conn.close()
+
+
 def retag(config: Config, *, dry_run: bool = False) -> RetagReport:
     """Re-apply the project rules to every stored item, with no model. A dry run only reads, as
     `status` does: a library on a read-only mount is counted as it is, and none is made where
@@ -258,16 +277,9 @@ def retag(config: Config, *, dry_run: bool = False) -> RetagReport:
                 yield item_id, new
 
     if dry_run:
-        if backends.backend(config) is None and not config.library_path().exists():
-            return report
-        conn = backends.open_reader(config)
-        try:
-            made = backends.backend(config) is not None or conn.execute(  # an empty file: no writer opened it yet
-                "SELECT count(*) FROM sqlite_master WHERE name = 'items'").fetchone()[0] == 1
-            for _ in changes(conn.execute(query).fetchall() if made else []):
+        with library_reader(config, ("items",)) as conn:
+            for _ in changes(conn.execute(query).fetchall() if conn is not None else []):
                 pass
-        finally:
-            conn.close()
         return report
     with open_store(config) as store:
         for item_id, new in changes(store.db.execute(query).fetchall()):
@@ -376,18 +388,11 @@ def status(config: Config) -> list[dict]:
 
     states: dict[str, dict] = {}
     counts: dict[str, int] = {}
-    if backends.backend(config) is not None or config.library_path().exists():
-        conn = backends.open_reader(config)
-        try:
-            made = backends.backend(config) is not None or conn.execute(  # an empty file: no writer opened it yet
-                "SELECT count(*) FROM sqlite_master WHERE name IN ('items', 'connector_state')").fetchone()[0] == 2
-            if made:
-                states = read_states(conn)
-                for c in config.connectors:
-                    counts[c.name] = conn.execute("SELECT count(*) FROM items WHERE source=?",
-                                                  (c.name,)).fetchone()[0]
-        finally:
-            conn.close()
+    with library_reader(config, ("items", "connector_state")) as conn:
+        if conn is not None:
+            states = read_states(conn)
+            for c in config.connectors:
+                counts[c.name] = conn.execute("SELECT count(*) FROM items WHERE source=?", (c.name,)).fetchone()[0]
     out = []
     for c in config.connectors:
         state = states.get(c.name) or {}

@@ -819,9 +819,26 @@ def _best(searcher, query, limit: int) -> list[tuple[int, float, str]]:
     search is widened (TIE_FACTOR, up to TIE_FETCH_MAX hits) until a lower score shows that every
     item of the edge's score is in hand; those are then cut by id. Past TIE_FETCH_MAX hits the
     cut stays tantivy's."""
+    hits = to_tie_end(lambda fetch: searcher.search(query, limit=fetch, count=False).hits, limit)
+    addresses = [a for _, a in hits]
+    ids = searcher.fast_field_values("id", addresses)
+    ats = searcher.fast_field_values("at", addresses)
+    found = sorted(zip(ids, [score for score, _ in hits], ats), key=_by_score_then_newest)
+    return [(i, score, stored_time(at)) for i, score, at in found[:limit]]
+
+
+def to_tie_end(search, limit: int) -> list:
+    """The hits of `search(fetch)` (tantivy's best `fetch` as (score, address), best first) down to
+    the last one scoring as the `limit`-th, for a cut at `limit` made by id rather than in tantivy's
+    order of equal scores (by segment, then document: the index's build). TIE_FIRST times `limit`
+    asked first, then TIE_FACTOR times more while the last hit ties the edge, until a lower score
+    shows that every hit of the edge's score is in hand; past TIE_FETCH_MAX hits the tied ones are
+    those tantivy gave. (The items pool, _best, and the messages index's cuts.)"""
+    if limit <= 0:
+        return []
     fetch = max(min(limit * TIE_FIRST, TIE_FETCH_MAX), limit + 1)
     while True:
-        hits = searcher.search(query, limit=fetch, count=False).hits
+        hits = search(fetch)
         if len(hits) < fetch or hits[-1][0] != hits[limit - 1][0] or fetch >= TIE_FETCH_MAX:
             break
         fetch = min(fetch * TIE_FACTOR, TIE_FETCH_MAX)
@@ -831,11 +848,7 @@ def _best(searcher, query, limit: int) -> list[tuple[int, float, str]]:
         while end < len(hits) and hits[end][0] == edge:
             end += 1
         hits = hits[:end]
-    addresses = [a for _, a in hits]
-    ids = searcher.fast_field_values("id", addresses)
-    ats = searcher.fast_field_values("at", addresses)
-    found = sorted(zip(ids, [score for score, _ in hits], ats), key=_by_score_then_newest)
-    return [(i, score, stored_time(at)) for i, score, at in found[:limit]]
+    return hits
 
 
 def _by_score_then_newest(hit) -> tuple:

@@ -34,8 +34,8 @@ try:
     from jezero.plugin import CommonUnread
 except ImportError:  # a core before MessageRequest.common_read never asks for it
     CommonUnread = list
-import jezero_index_tantivy.index as _index
-from jezero_index_tantivy.index import Composed, DerivedIndex, any_term, composed, micros, source_filters, time_range
+from jezero_index_tantivy.index import (Composed, DerivedIndex, any_term, composed, micros, source_filters, time_range,
+                                        to_tie_end)
 
 # Bump when the schema or the analysis changes: a new folder is built, the old one is left alone.
 # 4: the text composed first (index.Composed).
@@ -81,7 +81,7 @@ POST_FACTOR = 4
 POST_MAX_DEPTH = 5000
 # A cut of BM25's best at a limit (MessageIndex._ranked, _per_term) is exact on ties, as the items
 # pool's (index._best, with its TIE_FIRST, TIE_FACTOR and TIE_FETCH_MAX): tantivy orders equal
-# scores by segment, then document, so the messages tied at the edge are all read (_to_tie_end)
+# scores by segment, then document, so the messages tied at the edge are all read (to_tie_end)
 # and cut by message id, the way the FTS5 lane cuts them: recall's relevance order lowest id first
 # (jezero.query.messages.matches: ORDER BY bm25, id), the lane's per-term best newest first (its
 # term_matches reads a term's newest: ORDER BY rowid DESC).
@@ -204,7 +204,7 @@ class _Unread:
     __slots__ = ("hits", "newest", "held", "forms", "limit")
 
     def __init__(self, hits: list, newest: bool, limit: int | None = None):
-        # `limit`: BM25's best hold the whole tie at their edge (_to_tie_end), cut by id once read
+        # `limit`: BM25's best hold the whole tie at their edge (to_tie_end), cut by id once read
         self.hits, self.newest, self.held, self.forms, self.limit = hits, newest, None, None, limit
 
 
@@ -354,7 +354,7 @@ class MessageIndex(DerivedIndex):
                 found.ids, found.items = mids, held
             else:
                 found = Ranked(zip(islice(ids, len(u.hits)), held, (score for score, _ in u.hits)))
-                # equal scores newest first, whatever order tantivy's segments gave (_to_tie_end)
+                # equal scores newest first, whatever order tantivy's segments gave (to_tie_end)
                 found.sort(key=_by_score_then_newest)
                 if u.limit is not None:
                     del found[u.limit:]
@@ -427,9 +427,9 @@ class MessageIndex(DerivedIndex):
 
     def _ranked(self, searcher, query, request: MessageRequest) -> list[tuple[int, float]]:
         """_top's hits as (message id, score), best first and equal scores by id, lowest first (FTS5's
-        ORDER BY bm25, id), whatever the index's segments (_to_tie_end)."""
+        ORDER BY bm25, id), whatever the index's segments (to_tie_end)."""
         limit = request.limit
-        hits = _to_tie_end(lambda depth: self._top(searcher, query, request, depth), limit)
+        hits = to_tie_end(lambda depth: self._top(searcher, query, request, depth), limit)
         ids = searcher.fast_field_values("id", [a for _, a in hits])
         found = sorted(((mid, score) for (score, _), mid in zip(hits, ids)), key=lambda f: (-f[1], f[0]))
         return found[:limit]
@@ -528,7 +528,7 @@ class MessageIndex(DerivedIndex):
     def _per_term(self, searcher, query, request: MessageRequest, limit: int, narrow: list | None = None):
         """The term's `limit` best messages by BM25 that pass the filters, to be read as (message
         id, item id, score) (_Unread, _read_fields)."""
-        hits = _to_tie_end(lambda depth: self._top(searcher, query, request, depth, narrow), limit)
+        hits = to_tie_end(lambda depth: self._top(searcher, query, request, depth, narrow), limit)
         return _Unread(hits, False, limit) if hits else []
 
     def _narrow_share(self, searcher, request: MessageRequest) -> float:
@@ -764,30 +764,6 @@ def _fts5_idf(rows: int, n: int) -> float:
 def _tantivy_idf(rows: int, doc_freqs: list[int]) -> float:
     """tantivy's BM25 IDF of a term (one doc_freq) or a phrase (its words', summed)."""
     return sum(math.log(1.0 + (rows - n + 0.5) / (n + 0.5)) for n in doc_freqs)
-
-
-def _to_tie_end(search, limit: int) -> list:
-    """The hits of `search(depth)` (tantivy's best `depth`, best first) down to the last one
-    scoring as the `limit`-th: the cut at `limit` to be made by id (_ranked, _read_fields), not in
-    tantivy's order of equal scores (by segment, then document: the index's build). As the items
-    pool (index._best): TIE_FIRST times `limit` asked first, then TIE_FACTOR times more while the
-    last hit ties the edge, until a lower score shows that every message of the edge's score is
-    in hand; past TIE_FETCH_MAX hits the tied ones are those tantivy gave."""
-    if limit <= 0:
-        return []
-    fetch = max(min(limit * _index.TIE_FIRST, _index.TIE_FETCH_MAX), limit + 1)
-    while True:
-        hits = search(fetch)
-        if len(hits) < fetch or hits[-1][0] != hits[limit - 1][0] or fetch >= _index.TIE_FETCH_MAX:
-            break
-        fetch = min(fetch * _index.TIE_FACTOR, _index.TIE_FETCH_MAX)
-    if len(hits) > limit:
-        edge = hits[limit - 1][0]
-        end = limit
-        while end < len(hits) and hits[end][0] == edge:
-            end += 1
-        del hits[end:]
-    return hits
 
 
 def _by_score_then_newest(found) -> tuple:
