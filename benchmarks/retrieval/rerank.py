@@ -68,6 +68,20 @@ def session_vectors(conn, by_session: dict[str, str]):
     return matrix, keys
 
 
+def head_vectors(conn, session_ids: list[str]):
+    """The vectors of the given sessions only (what a search would read for its first N), as
+    (matrix, the session id of each row)."""
+    import numpy as np
+
+    marks = ",".join("?" * len(session_ids))
+    rows = conn.execute(f"SELECT i.session_id, f.embedding FROM item_floats AS f JOIN items AS i ON i.id = f.item_id "
+                        f"WHERE i.session_id IN ({marks}) UNION ALL SELECT i.session_id, w.embedding "
+                        f"FROM window_floats AS w JOIN items AS i ON i.id = w.item_id WHERE i.session_id IN ({marks})",
+                        [*session_ids, *session_ids]).fetchall()
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    return matrix, [r[0] for r in rows]
+
+
 def best_cosines(matrix, keys, query, parts) -> list[dict[str, float]]:
     """For each model's dimensions (parts), each session's best cosine with the query."""
     import numpy as np
@@ -179,6 +193,20 @@ def main() -> int:
                 # session holds a literal term of the query, the fusion's own curve where one does
                 row["flat"] = f" K {lane.config.flat_k} " in f"{semantic.SEPARATION[0]} "
             vector = stored.unit_rows(embedder, [q.text], query=True)[0]
+            # the cost, as a search would pay it (the query's vector is the first stage's: no model
+            # runs again): the first stage at limit 10 against the first stage at the deepest depth
+            # plus the second library's vectors of its sessions read and scored, interleaved
+            deepest = max(depths)
+            for _ in range(2):
+                started = time.perf_counter()
+                search(lib.conn, q.text, semantic=lane, limit=10, **base)
+                timing["plain"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                hits = search(lib.conn, q.text, semantic=lane, limit=deepest, **base)
+                ids = list(dict.fromkeys(h.get("session_id") for h in hits))
+                m, owners = head_vectors(second, ids)
+                rerank(ids, best_cosines(m, owners, vector, parts), deepest, 60, 60)
+                timing[f"reranked{deepest}"].append(time.perf_counter() - started)
             started = time.perf_counter()
             signals = best_cosines(matrix, keys, vector, parts)
             timing["signals"].append(time.perf_counter() - started)
