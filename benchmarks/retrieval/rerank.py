@@ -20,7 +20,11 @@ place. Nothing here is in the library: the rule is `rerank()`, the rest reads tw
         --options '{"cache_dir": C}' --vector-cache V --sets chats --json out.json
 
 `--first` holds the libraries the search reads (embedded at 400-character windows, `e5-minilm`),
-`--second` the same sets embedded at `--second-windows` characters. Every (depth, first_k, k) is
+`--second` the same sets embedded at shorter windows (several folders, comma-separated: each gives
+its own two signals). `--flat yes` re-orders only the queries the lane treats as flat (no session
+holds a literal term of them), `both` sweeps both. The cost is timed as a search would pay it: the
+search at limit 10 against the search at the deepest depth plus those sessions' vectors read from
+the second library and scored, interleaved (the query's vector is the first stage's). Every (depth, first_k, k) is
 scored on half A (semantic.py's criterion, and raw BM25 too: the fewest kinds below keyword search
 at R@5 or below raw BM25 at R@5 or R@10, then the fewest kinds below the first stage alone at R@5
 or R@10, then R@10 summed over the sets (the issue's conversational target), R@5, MRR), the best reported on half B and on all questions, with
@@ -118,9 +122,9 @@ def below_first(results: dict[str, list[dict]]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--first", type=Path, required=True)
-    parser.add_argument("--second", type=Path, required=True)
+    parser.add_argument("--second", required=True,
+                        help="the second library's folder; several, comma-separated: each gives its own signals")
     parser.add_argument("--first-windows", type=int, default=400)
-    parser.add_argument("--second-windows", type=int, default=250)
     parser.add_argument("--embedder", default="e5-minilm")
     parser.add_argument("--options", type=json.loads, default={})
     parser.add_argument("--vector-cache", type=Path)
@@ -170,9 +174,9 @@ def main() -> int:
     timing = defaultdict(list)
     for set_name, (specs, queries, kinds, scoped) in sets.items():
         lib = build_library(specs, args.first / set_name, "offline", reuse=True)
-        second = open_readonly(args.second / set_name / "library.sqlite3")
-        second_by_session = {sid: key for sid, key in lib.by_session.items()}
-        matrix, keys = session_vectors(second, second_by_session)
+        seconds = [open_readonly(Path(f) / set_name / "library.sqlite3") for f in args.second.split(",")]
+        second = seconds[0]
+        views = [session_vectors(conn, lib.by_session) for conn in seconds]
         raw = RawIndex(lib.docs, lib.ended, lib.projects)
         out = []
         for q in queries:
@@ -208,12 +212,13 @@ def main() -> int:
                 rerank(ids, best_cosines(m, owners, vector, parts), deepest, 60, 60)
                 timing[f"reranked{deepest}"].append(time.perf_counter() - started)
             started = time.perf_counter()
-            signals = best_cosines(matrix, keys, vector, parts)
+            signals = [s for matrix, keys in views for s in best_cosines(matrix, keys, vector, parts)]
             timing["signals"].append(time.perf_counter() - started)
             row["signals"] = signals
             out.append(row)
         rows[set_name] = out
-        second.close()
+        for conn in seconds:
+            conn.close()
 
     def results_of(set_name, ranking_of) -> dict[str, list[dict]]:
         res: dict[str, list[dict]] = defaultdict(list)
