@@ -76,13 +76,16 @@ def _raw_path(request: Request) -> str:
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_BOM = b"\xef\xbb\xbf"
 
 
 def _check_body_start(name: str, head: bytes) -> None:
     """A cheap look at the first bytes, so a file of the wrong kind is refused before it lands."""
     if name.endswith(".zst") and not head.startswith(_ZSTD_MAGIC):
         raise Refused(400, "body is not zstd data but the name ends in .zst")
-    if name.endswith((".jsonl", ".json")) and head.lstrip()[:1] not in (b"{", b"["):
+    # A byte order mark first is a JSON file all the same: every connector reads one (json_text);
+    # refused here, a device marked the transcript refused for good and never sent it again.
+    if name.endswith((".jsonl", ".json")) and head.removeprefix(_BOM).lstrip()[:1] not in (b"{", b"["):
         raise Refused(400, "body is not JSON lines but the name ends in .jsonl/.json")
     if name.endswith(".db") and not head.startswith(_SQLITE_MAGIC):
         raise Refused(400, "body is not an SQLite database but the name ends in .db")
