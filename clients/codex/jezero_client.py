@@ -293,6 +293,15 @@ def _answer_head(raw: bytes) -> Tuple[int, Dict[str, str], int]:
     return int(status_line[1]), headers, int(length) if length else -1
 
 
+def _inbox_refusal(data: bytes) -> bool:
+    """Whether a refusal's body is the inbox's own ({"error": "..."}, jezero/server/inbox.py)."""
+    try:
+        found = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return False
+    return isinstance(found, dict) and isinstance(found.get("error"), str)
+
+
 def _error_text(data: bytes) -> str:
     try:
         found = json.loads(data.decode("utf-8"))
@@ -896,6 +905,17 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
                         pass
                     summary["sent" if changed else "unchanged"] += 1
                     summary["bytes"] += size if changed else 0
+                elif not _inbox_refusal(data):
+                    # Not the inbox's own refusal: a proxy in front of it (nginx's 413 past its 1 MB
+                    # default), a wrong server URL (404), a server without an inbox (405). Marked
+                    # refused for good, each such file stayed off the library once the cause was fixed.
+                    error = f"{entry} not stored: {status} {_error_text(data)!r} is not an answer of a Jezero inbox"
+                    log(error + " (a proxy, or a wrong server URL?): sent again next run")
+                    if status == 413:  # a proxy's cap on this file's size: the smaller ones go on
+                        summary["error"] = error
+                        continue
+                    summary["error"] = error
+                    return summary
                 else:  # refused for good (layout, size, type): not sent again until it changes
                     summary["refused"] += 1
                     log(f"refused {entry}: {status} {_error_text(data)}")
