@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from device_support import Device
-from test_client_core import write_session
+from device_support import Device, wait_for
+from test_client_core import make_device, server, write_session  # noqa: F401 (server: the fixture)
 
 HTML = b"<html><head><title>%d</title></head><body><center><h1>%d</h1></center><hr><center>nginx</center></body></html>"
 
@@ -98,3 +98,29 @@ def test_a_proxys_size_cap_on_one_file_lets_the_others_through(tmp_path, proxy):
     handler.fixed = True
     assert device.client("upload", "--wait").returncode == 0
     assert (last_upload(device)["sent"], len(handler.puts)) == (1, 3)  # only the one held back
+
+
+DAMAGED_STATES = {
+    "nested past the parser's depth": "[" * 100_000,
+    "last upload a text": '{"files": {}, "last": "x"}',
+    "last upload a list": '{"files": {}, "last": [1]}',
+    "not an object": "[1, 2]",
+    "not UTF-8": '{"files": {"\xff": 1}}',
+}
+
+
+@pytest.mark.parametrize("text", list(DAMAGED_STATES.values()), ids=list(DAMAGED_STATES))
+def test_a_damaged_upload_state_starts_over_instead_of_stopping_every_upload(tmp_path, server, text):  # noqa: F811
+    """Before: the first two were a traceback for `status` and (the first) every upload, so
+    nothing more of the device reached the library until the file was removed by hand."""
+    base, config, inbox = server
+    device = make_device(tmp_path, base, config)
+    path = write_session(device, "/tmp")
+    (device.home / "upload-state.json").write_bytes(text.encode("latin-1"))  # "\xff": one byte, not UTF-8
+    shown = device.client("status")
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert "upload:  none yet" in shown.stdout
+    done = device.client("upload", "--wait")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert last_upload(device)["sent"] == 1
+    wait_for((inbox / "laptop" / "claude" / "projects" / "-p" / path.name).exists)

@@ -658,13 +658,19 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def _load_state(home: Path) -> Dict[str, Any]:
+    """What was sent, or a fresh start where the file is missing, damaged or of another shape
+    (every file is then sent again once; the inbox answers "changed": false for what it has).
+    Nested past the parser's depth (RecursionError) or with a `last` that is not a summary, it
+    was a traceback for every upload and status until the file was removed by hand."""
     try:
         state = json.loads((home / STATE_FILE).read_text(encoding="utf-8"))
-        if isinstance(state, dict) and isinstance(state.get("files"), dict):
-            return state
-    except (OSError, ValueError):
-        pass
-    return {"files": {}, "last": None}
+    except (OSError, ValueError, RecursionError):
+        return {"files": {}, "last": None}
+    if not isinstance(state, dict) or not isinstance(state.get("files"), dict):
+        return {"files": {}, "last": None}
+    if not isinstance(state.get("last"), dict):
+        state["last"] = None
+    return state
 
 
 def _save_state(home: Path, state: Dict[str, Any]) -> None:
