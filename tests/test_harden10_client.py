@@ -124,3 +124,20 @@ def test_a_damaged_upload_state_starts_over_instead_of_stopping_every_upload(tmp
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert last_upload(device)["sent"] == 1
     wait_for((inbox / "laptop" / "claude" / "projects" / "-p" / path.name).exists)
+
+
+@pytest.mark.parametrize("file, data", [("client.json", b"[" * 100_000),
+                                        ("device.key", b"jz_\xff\xfe\n"),
+                                        ("client.json", b'{"server": "http://127.0.0.1:99999", "device": "d"}'),
+                                        ("client.json", b'{"server": "http://127.0.0.1:0x1f", "device": "d"}')],
+                         ids=["settings nested past the parser's depth", "key not UTF-8", "port past 65535",
+                              "port not a number"])
+def test_damaged_settings_are_one_line_not_a_traceback(tmp_path, file, data):
+    """Before: a traceback (RecursionError, UnicodeDecodeError, ValueError) for status and upload."""
+    device = Device(tmp_path / "d")
+    assert device.client("init", "--server", "http://127.0.0.1:9", "--device", "d").returncode == 0
+    (device.home / file).write_bytes(data)
+    for command in (["status"], ["upload", "--wait"]):
+        done = device.client(*command)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.startswith("error: ") and len(done.stderr.splitlines()) == 1, done.stderr

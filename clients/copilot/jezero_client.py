@@ -130,7 +130,7 @@ class Client:
             self.settings = json.loads((home / CONFIG_FILE).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ClientError(f"no device set up in {home}: run `jezero_client.py init --server URL --device NAME`")
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             raise ClientError(f"cannot read {home / CONFIG_FILE}: {e}")
         if not isinstance(self.settings, dict) or not isinstance(self.settings.get("server"), str):
             raise ClientError(f"{home / CONFIG_FILE} has no server URL: run init again")
@@ -152,6 +152,8 @@ def read_key(home: Path) -> str:
         key = (home / KEY_FILE).read_text(encoding="utf-8").strip()
     except OSError as e:
         raise ClientError(f"cannot read the device key {home / KEY_FILE}: {e.strerror or e}")
+    except ValueError:  # not UTF-8: not a key this client wrote
+        raise ClientError(f"{home / KEY_FILE} does not hold a Jezero key: run init with --new-key") from None
     if not key.startswith(KEY_PREFIX):
         raise ClientError(f"{home / KEY_FILE} does not hold a Jezero key: run init with --new-key")
     return key
@@ -168,7 +170,11 @@ class Connection:
         parts = urlsplit(server)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ClientError(f"server must be an http:// or https:// URL, got {server!r}")
-        self.scheme, self.host, self.port = parts.scheme, parts.hostname, parts.port
+        try:
+            port = parts.port
+        except ValueError:  # a port out of range, or not a number: a traceback at every upload before
+            raise ClientError(f"server URL {server!r} has no valid port (1-65535)") from None
+        self.scheme, self.host, self.port = parts.scheme, parts.hostname, port
         self.netloc = parts.netloc.rpartition("@")[2]  # host[:port] as the Host header says it
         self.base = parts.path.rstrip("/")
         self.timeout = timeout
