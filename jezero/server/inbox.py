@@ -31,7 +31,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
-from jezero.inbox.folder import DeviceFolder, Stored, check_project
+from jezero.inbox.folder import DeviceFolder, Stored, check_project, remove_abandoned_partials
 from jezero.inbox.layouts import Refused, check_path
 from jezero.inbox.uploads import Received, clean_plugin, clean_version, record
 from jezero.server.clients import ClientRegistry
@@ -110,7 +110,13 @@ async def _chunks(request: Request, idle_seconds: float):
 
 
 def add_inbox_route(server, registry: ClientRegistry) -> None:
-    """Mount the upload route on the MCP server's HTTP app (same port, same keys)."""
+    """Mount the upload route on the MCP server's HTTP app (same port, same keys), after removing
+    what uploads cut by a killed server left in the inbox."""
+    config = registry.config()
+    files, size = remove_abandoned_partials(config.inbox_path(), config.inbox.upload_idle_seconds)
+    if files:
+        log.warning("inbox: removed %d partial upload file(s) (%d bytes) that a server stopped mid-upload left "
+                    "in %s", files, size, config.inbox_path())
 
     @server.custom_route(PREFIX + "{path:path}", methods=["PUT"])
     async def upload(request: Request) -> Response:
