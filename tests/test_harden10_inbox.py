@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from test_harden_disk_full import mounts  # noqa: F401 (the fixture)
 from test_inbox import LINE, SESSION, inbox  # noqa: F401 (the fixture)
 
 BOM = b"\xef\xbb\xbf"
@@ -64,3 +65,38 @@ def test_what_a_killed_server_left_of_an_upload_is_removed_at_the_next_start(tmp
     assert sorted(p.name for p in folder.iterdir()) == sorted([recent.name, stored.name])
     assert stored.read_bytes() == LINE * 10
     assert f"removed 3 partial upload file(s) ({3 * 10 * len(LINE)} bytes)" in caplog.text
+
+
+def test_an_inbox_whose_disk_is_full_answers_507_and_keeps_the_stored_file(tmp_path, mounts, caplog):  # noqa: F811
+    """Before: a 500 "Internal Server Error" and a full traceback logged per upload. Now 507 with
+    the reason (the device sends it again next run, as for any 5xx), one warning line, the partial
+    file removed, and the version stored before left as it was."""
+    import logging
+    import threading
+
+    from device_support import free_port, wait_for
+    from jezero.server import http_server
+    from test_inbox import Inbox, clients_toml
+
+    disk = mounts.tmpfs(tmp_path / "disk", "1m")
+    (tmp_path / "config.toml").write_text(f'[storage]\npath = "{tmp_path / "library.sqlite3"}"\n'
+                                          f'[inbox]\npath = "{disk / "inbox"}"\n\n' + clients_toml())
+    port = free_port()
+    server = http_server(str(tmp_path / "config.toml"), "127.0.0.1", port, log_level="warning")
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: server.started, bound=60, every=0.02)
+        box = Inbox(tmp_path, port)
+        assert box.put(SESSION, LINE)[0] == 200
+        with caplog.at_level(logging.WARNING):
+            status, text = box.put(SESSION, LINE * 40_000)  # 3.5 MB on a 1 MB disk
+        assert status == 507 and "No space left on device" in json.loads(text)["error"], text
+        assert "Traceback" not in caplog.text and "Exception in ASGI application" not in caplog.text
+        stored = disk / "inbox" / "laptop" / SESSION
+        assert stored.read_bytes() == LINE
+        assert [p.name for p in stored.parent.iterdir()] == [stored.name]  # no partial file left
+        assert box.serving()
+    finally:
+        server.should_exit = True
+        thread.join(10)

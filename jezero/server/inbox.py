@@ -24,6 +24,7 @@ half-written file. The file stored before, if any, is left as it was.
 
 from __future__ import annotations
 
+import errno
 import logging
 
 import anyio
@@ -128,6 +129,14 @@ def add_inbox_route(server, registry: ClientRegistry) -> None:
             return _refusal(e.status, e.reason)
 
 
+def _not_stored(e: OSError) -> Refused:
+    """The inbox's disk failed the upload (full, read-only, ...): an answer the device sends again
+    after (5xx), and one warning line here. Before, a 500 with a traceback logged per upload."""
+    full = e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+    return Refused(507 if full else 500, f"the inbox cannot store the upload now ({e.strerror or e}): "
+                   "nothing of it was kept, and the device sends it again")
+
+
 async def _upload(request: Request, registry: ClientRegistry) -> Response:
     # The SDK's middleware has verified the key (if any) for the whole app; only the check is left.
     user = request.scope.get("user")
@@ -154,7 +163,10 @@ async def _upload(request: Request, registry: ClientRegistry) -> Response:
         if int(declared) > cap:
             raise Refused(413, f"body larger than the inbox's cap of {cap} bytes ([inbox] max_upload_mb)")
     folder = DeviceFolder(config.inbox_path(), client.name)
-    receiving = await anyio.to_thread.run_sync(folder.receive, agent, parts, cap)
+    try:
+        receiving = await anyio.to_thread.run_sync(folder.receive, agent, parts, cap)
+    except OSError as e:
+        raise _not_stored(e) from None
     relative = "/".join([agent, *parts])
     idle = config.inbox.upload_idle_seconds
     head = b""
@@ -180,11 +192,17 @@ async def _upload(request: Request, registry: ClientRegistry) -> Response:
                     client.name, relative, idle)
         return JSONResponse({"error": f"no byte of the upload arrived for {idle} s ([inbox] upload_idle_seconds)"},
                             status_code=408, headers={"Connection": "close"})
+    except OSError as e:
+        receiving.abort()
+        raise _not_stored(e) from None
     except BaseException:
         receiving.abort()
         raise
     if project is not None:
-        await anyio.to_thread.run_sync(folder.write_hint, agent, parts, project)
+        try:
+            await anyio.to_thread.run_sync(folder.write_hint, agent, parts, project)
+        except OSError as e:  # the file is stored; the next upload of it writes its hint again
+            log.warning("inbox: could not keep the project hint of %s's %s: %s", client.name, relative, e)
     received = Received(client.name, agent, stored.changed, stored.bytes,
                         clean_version(request.headers.get(CLIENT_HEADER)), clean_plugin(request.headers.get(PLUGIN_HEADER)))
     try:
