@@ -58,3 +58,10 @@ def test_the_cli_says_it_in_one_line(library):
         done = subprocess.run([*jezero_command(), "--config", str(config), *args], capture_output=True, text=True,
                               timeout=120)
         assert done.returncode != 0 and "is not before" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_negative_min_messages_is_named_as_such(library):
+    """Before: "min_messages must be a whole number, got -5", of a whole number."""
+    conn, _ = library
+    with pytest.raises(QueryError, match="0 or more, got -5"):
+        recall(conn, "deploy", min_messages=-5)

@@ -364,7 +364,7 @@ def _min_messages(value) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise QueryError(f"min_messages must be a whole number, got {value!r}")
+        raise QueryError(f"min_messages must be a whole number, 0 or more, got {value!r}")
     return min(value, 2**63 - 1)  # more than any session holds, and SQLite binds nothing larger
 
 
