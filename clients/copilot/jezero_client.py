@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 # in the commit that changes what a device does: the last number for a fix, the middle one for
 # anything new a device should pick up (a store, a header, a hook), the first one for a change the
 # server and older cores cannot both speak. Never edit it in a copy.
-CORE_VERSION = "0.4.1"
+CORE_VERSION = "0.4.2"
 VERSION = CORE_VERSION
 KEY_PREFIX = "jz_"  # the server's own keys look the same (jezero new-token)
 KEY_BYTES = 32
