@@ -3,7 +3,8 @@ file unchanged) and says what matters. Before, it said nothing of either case be
 
 - a library of an older schema (here main's at e85cee8, schema 8): the next `jezero run`
   upgrades it; a library of a newer schema (a jezero downgraded): every run fails ("newer than
-  this jezero knows") while status showed the connectors as never run;
+  this jezero knows") while status showed the connectors as never run, and `jezero health` as
+  stale, "is the timer running?" (now a failing problem that says why);
 - items stored under a source no connector of the config has any more (a connector removed or
   renamed): a renamed connector's next run stored every session again under its new name, and
   status counted only the new ones."""
@@ -11,6 +12,7 @@ file unchanged) and says what matters. Before, it said nothing of either case be
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -76,6 +78,10 @@ def test_status_says_a_newer_schema_stops_every_run(library):
     assert "every run fails until jezero is upgraded" in shown.stdout
     ran = cli(config, "run")
     assert ran.returncode != 0 and "upgrade jezero" in ran.stderr and "Traceback" not in ran.stderr
+    health = cli(config, "health", "--json")  # before: "stale: never run (is the timer running?)" alone
+    assert health.returncode == 1, health.stderr
+    [problem, *_] = json.loads(health.stdout)["problems"]
+    assert problem["kind"] == "failing" and "newer than this jezero knows" in problem["detail"], problem
     assert digest(path) == before
 
 
