@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 # in the commit that changes what a device does: the last number for a fix, the middle one for
 # anything new a device should pick up (a store, a header, a hook), the first one for a change the
 # server and older cores cannot both speak. Never edit it in a copy.
-CORE_VERSION = "0.4.1"
+CORE_VERSION = "0.4.2"
 VERSION = CORE_VERSION
 KEY_PREFIX = "jz_"  # the server's own keys look the same (jezero new-token)
 KEY_BYTES = 32
@@ -130,7 +130,7 @@ class Client:
             self.settings = json.loads((home / CONFIG_FILE).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ClientError(f"no device set up in {home}: run `jezero_client.py init --server URL --device NAME`")
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             raise ClientError(f"cannot read {home / CONFIG_FILE}: {e}")
         if not isinstance(self.settings, dict) or not isinstance(self.settings.get("server"), str):
             raise ClientError(f"{home / CONFIG_FILE} has no server URL: run init again")
@@ -152,6 +152,8 @@ def read_key(home: Path) -> str:
         key = (home / KEY_FILE).read_text(encoding="utf-8").strip()
     except OSError as e:
         raise ClientError(f"cannot read the device key {home / KEY_FILE}: {e.strerror or e}")
+    except ValueError:  # not UTF-8: not a key this client wrote
+        raise ClientError(f"{home / KEY_FILE} does not hold a Jezero key: run init with --new-key") from None
     if not key.startswith(KEY_PREFIX):
         raise ClientError(f"{home / KEY_FILE} does not hold a Jezero key: run init with --new-key")
     return key
@@ -168,7 +170,11 @@ class Connection:
         parts = urlsplit(server)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ClientError(f"server must be an http:// or https:// URL, got {server!r}")
-        self.scheme, self.host, self.port = parts.scheme, parts.hostname, parts.port
+        try:
+            port = parts.port
+        except ValueError:  # a port out of range, or not a number: a traceback at every upload before
+            raise ClientError(f"server URL {server!r} has no valid port (1-65535)") from None
+        self.scheme, self.host, self.port = parts.scheme, parts.hostname, port
         self.netloc = parts.netloc.rpartition("@")[2]  # host[:port] as the Host header says it
         self.base = parts.path.rstrip("/")
         self.timeout = timeout
@@ -291,6 +297,15 @@ def _answer_head(raw: bytes) -> Tuple[int, Dict[str, str], int]:
     if length and not length.isdigit():
         raise OSError("bad Content-Length {!r}".format(length))
     return int(status_line[1]), headers, int(length) if length else -1
+
+
+def _inbox_refusal(data: bytes) -> bool:
+    """Whether a refusal's body is the inbox's own ({"error": "..."}, jezero/server/inbox.py)."""
+    try:
+        found = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return False
+    return isinstance(found, dict) and isinstance(found.get("error"), str)
 
 
 def _error_text(data: bytes) -> str:
@@ -649,13 +664,19 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def _load_state(home: Path) -> Dict[str, Any]:
+    """What was sent, or a fresh start where the file is missing, damaged or of another shape
+    (every file is then sent again once; the inbox answers "changed": false for what it has).
+    Nested past the parser's depth (RecursionError) or with a `last` that is not a summary, it
+    was a traceback for every upload and status until the file was removed by hand."""
     try:
         state = json.loads((home / STATE_FILE).read_text(encoding="utf-8"))
-        if isinstance(state, dict) and isinstance(state.get("files"), dict):
-            return state
-    except (OSError, ValueError):
-        pass
-    return {"files": {}, "last": None}
+    except (OSError, ValueError, RecursionError):
+        return {"files": {}, "last": None}
+    if not isinstance(state, dict) or not isinstance(state.get("files"), dict):
+        return {"files": {}, "last": None}
+    if not isinstance(state.get("last"), dict):
+        state["last"] = None
+    return state
 
 
 def _save_state(home: Path, state: Dict[str, Any]) -> None:
@@ -896,6 +917,17 @@ def upload_once(client: Client, stores: Dict[str, Path], log) -> Dict[str, Any]:
                         pass
                     summary["sent" if changed else "unchanged"] += 1
                     summary["bytes"] += size if changed else 0
+                elif not _inbox_refusal(data):
+                    # Not the inbox's own refusal: a proxy in front of it (nginx's 413 past its 1 MB
+                    # default), a wrong server URL (404), a server without an inbox (405). Marked
+                    # refused for good, each such file stayed off the library once the cause was fixed.
+                    error = f"{entry} not stored: {status} {_error_text(data)!r} is not an answer of a Jezero inbox"
+                    log(error + " (a proxy, or a wrong server URL?): sent again next run")
+                    if status == 413:  # a proxy's cap on this file's size: the smaller ones go on
+                        summary["error"] = error
+                        continue
+                    summary["error"] = error
+                    return summary
                 else:  # refused for good (layout, size, type): not sent again until it changes
                     summary["refused"] += 1
                     log(f"refused {entry}: {status} {_error_text(data)}")

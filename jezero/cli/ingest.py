@@ -119,11 +119,13 @@ def status(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.
 
     if backends.backend(cfg) is None and not cfg.library_path().exists():
         out.print(f"no library at {cfg.library_path()} yet: `jezero run` (or `jezero up`) makes it", markup=False)
-    from jezero.ingest.runner import unfinished_run
+    from jezero.ingest.runner import library_notes, unfinished_run
 
     unfinished = unfinished_run(cfg) if backends.backend(cfg) is None else None
     if unfinished:
         out.print(unfinished, markup=False)
+    for note in library_notes(cfg):
+        out.print(note, markup=False)
     open_warnings = sum(r["warnings"] for r in rows)
     if open_warnings:
         out.print(f"{open_warnings} warning(s) not acknowledged: see `jezero warnings`", markup=False)

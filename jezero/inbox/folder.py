@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,11 @@ from jezero.private import FILE_MODE, FOLDER_MODE
 log = logging.getLogger("jezero.inbox")
 
 PARTIAL_PREFIX = ".upload-"  # temporary files: hidden, so no connector walk ever picks one up
+# A partial file nothing has written to for this long was left by a server killed mid-upload
+# (SIGKILL, the OOM killer, a power cut): a live upload writes at least every `[inbox]
+# upload_idle_seconds` or is cut with 408 and its file removed. An hour, and never under ten
+# idle deadlines, so that another worker's upload in progress is never taken.
+ABANDONED_PARTIAL_S = 3600.0
 HINTS = ".hints"  # <device>/<agent>/.hints/<path>: the project the device sent for that file
 _PROJECT = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
@@ -246,3 +252,26 @@ def read_hint(agent_folder: Path, relative: str) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return value if _PROJECT.match(value) else None
+
+
+def remove_abandoned_partials(inbox: Path, idle_seconds: float, now: float | None = None) -> tuple[int, int]:
+    """Delete the temporary files of uploads a killed server left (`ABANDONED_PARTIAL_S`); returns
+    (files, bytes). Each was up to `[inbox] max_upload_mb` and stayed forever: a server the OOM
+    killer stops on each big upload filled the disk. Links are not followed; what cannot be
+    looked at or removed is left as it is."""
+    bound = max(ABANDONED_PARTIAL_S, 10 * idle_seconds)
+    now = time.time() if now is None else now
+    files = size = 0
+    for folder, _, names in os.walk(inbox):
+        for name in names:
+            if not (name.startswith(PARTIAL_PREFIX) and name.endswith(".part")):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode) and now - st.st_mtime > bound:
+                    os.unlink(path)
+                    files, size = files + 1, size + st.st_size
+            except OSError:
+                continue
+    return files, size

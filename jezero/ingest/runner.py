@@ -402,4 +402,36 @@ def status(config: Config) -> list[dict]:
     return out
 
 
-__all__ = ["run_connectors", "retag", "resummarize", "status", "unfinished_run", "RunLocked"]
+def library_notes(config: Config) -> list[str]:
+    """What status says of the library beyond its connectors, read only: a schema this jezero
+    migrates at the next writer (or cannot write: newer than it knows), and items stored under a
+    source that no connector of the config has any more (removed or renamed: they stay
+    searchable, and a renamed connector stores its sessions again under the new name). Before,
+    status said neither: on a newer library every run failed while status and health showed a
+    connector never run, and a renamed connector's first run doubled every session unseen."""
+    from jezero.store.migrations import LATEST, current_version
+
+    if backends.backend(config) is not None:
+        return []
+    notes = []
+    with library_reader(config, ("items", "meta")) as conn:
+        if conn is None:
+            return []
+        version = current_version(conn)
+        if version > LATEST:
+            notes.append(f"the library has schema version {version}, newer than this jezero knows ({LATEST}): "
+                         "it reads it, but every run fails until jezero is upgraded")
+        elif version < LATEST:
+            notes.append(f"the library has schema version {version} (this jezero's is {LATEST}): the next "
+                         "`jezero run` upgrades it, in one transaction per step; nothing stored is lost")
+        names = {c.name for c in config.connectors}
+        others = [(source, n) for source, n in conn.execute("SELECT source, count(*) FROM items GROUP BY source")
+                  if source not in names]
+    if others:
+        listed = ", ".join(f"{source} ({n})" for source, n in others)
+        notes.append(f"item(s) of a source no connector of the config has (removed or renamed): {listed}; they "
+                     "stay searchable, and a connector renamed stores its sessions again under its new name")
+    return notes
+
+
+__all__ = ["run_connectors", "retag", "resummarize", "status", "unfinished_run", "library_notes", "RunLocked"]

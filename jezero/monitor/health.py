@@ -166,6 +166,26 @@ def check_library(config: Config, **options: Any) -> HealthReport:
     except StoreError:
         return check(config, {}, **options)
     try:
-        return check(config, read_states(conn), **options)
+        report = check(config, read_states(conn), **options)
+        newer = _newer_schema(conn)
     finally:
         conn.close()
+    if newer:  # every run fails before it records anything: the connectors looked never run
+        for c in report.connectors:
+            if c.enabled:
+                c.problems.insert(0, Problem(c.name, "failing", newer))
+    return report
+
+
+def _newer_schema(conn: apsw.Connection) -> str | None:
+    """What stops every run of a library a newer jezero wrote, or None."""
+    from jezero.store.migrations import LATEST, current_version
+
+    try:
+        version = current_version(conn)
+    except apsw.Error:  # an empty file or no library yet: said elsewhere
+        return None
+    if version <= LATEST:
+        return None
+    return (f"the library has schema version {version}, newer than this jezero knows ({LATEST}): "
+            "every run fails until jezero is upgraded")

@@ -47,6 +47,14 @@ def clamp_limit(limit, default: int, cap: int) -> int:
     return max(1, min(value, cap))
 
 
+def check_span(since: str | None, end: str | None, end_name: str) -> None:
+    """Refuse bounds that no time is between (both as `parse_time` gives them): a caller that
+    swapped them read "no match" and took it for an answer about the library."""
+    if since is not None and end is not None and since >= end:
+        raise QueryError(f"since ({since}) is not before {end_name} ({end}): no time is between them; "
+                         "swap them, or leave one out")
+
+
 def parse_time(value, name: str = "since") -> str | None:
     """A bound as stored text (fixed-width UTC), or None for no bound.
 

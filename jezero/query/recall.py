@@ -58,6 +58,7 @@ from jezero.query import messages as mq
 from jezero.query.common import (
     allowed_sources,
     budget,
+    check_span,
     clamp_limit,
     options_or_default,
     parse_stored,
@@ -133,6 +134,7 @@ def recall(
         include_tools=bool(include_tools) or bool(roles and "tool" in roles),
         include_subagents=bool(include_subagents), since=parse_time(since, "since"), before=_before(before),
         min_messages=_min_messages(min_messages))
+    check_span(filters.since, filters.before, "before")
     empty = {"method": None, "terms": [], "hits": [], "windows": []} if not discover else \
         {"method": DISCOVERY, "terms": [], "projects": []}
     if not mq.has_messages(conn):
@@ -362,7 +364,7 @@ def _min_messages(value) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise QueryError(f"min_messages must be a whole number, got {value!r}")
+        raise QueryError(f"min_messages must be a whole number, 0 or more, got {value!r}")
     return min(value, 2**63 - 1)  # more than any session holds, and SQLite binds nothing larger
 
 

@@ -18,6 +18,7 @@ from jezero.query.common import (
     Hits,
     allowed_sources,
     budget,
+    check_span,
     clamp_limit,
     fetch_hits,
     may_read,
@@ -751,8 +752,9 @@ def timeline(
     opts = options_or_default(options)
     if not project and not source:
         raise QueryError("timeline needs a project or a source")
-    return _timeline(conn, project=project or None, source=source or None, since=parse_time(since, "since"),
-                     until=parse_time(until, "until"),
+    since, until = parse_time(since, "since"), parse_time(until, "until")
+    check_span(since, until, "until")
+    return _timeline(conn, project=project or None, source=source or None, since=since, until=until,
                      limit=clamp_limit(limit, min(TIMELINE_DEFAULT_LIMIT, opts.max_limit), opts.max_limit),
                      allowed=allowed)
 

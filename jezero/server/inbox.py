@@ -24,6 +24,7 @@ half-written file. The file stored before, if any, is left as it was.
 
 from __future__ import annotations
 
+import errno
 import logging
 
 import anyio
@@ -31,7 +32,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
-from jezero.inbox.folder import DeviceFolder, Stored, check_project
+from jezero.inbox.folder import DeviceFolder, Stored, check_project, remove_abandoned_partials
 from jezero.inbox.layouts import Refused, check_path
 from jezero.inbox.uploads import Received, clean_plugin, clean_version, record
 from jezero.server.clients import ClientRegistry
@@ -76,13 +77,16 @@ def _raw_path(request: Request) -> str:
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_BOM = b"\xef\xbb\xbf"
 
 
 def _check_body_start(name: str, head: bytes) -> None:
     """A cheap look at the first bytes, so a file of the wrong kind is refused before it lands."""
     if name.endswith(".zst") and not head.startswith(_ZSTD_MAGIC):
         raise Refused(400, "body is not zstd data but the name ends in .zst")
-    if name.endswith((".jsonl", ".json")) and head.lstrip()[:1] not in (b"{", b"["):
+    # A byte order mark first is a JSON file all the same: every connector reads one (json_text);
+    # refused here, a device marked the transcript refused for good and never sent it again.
+    if name.endswith((".jsonl", ".json")) and head.removeprefix(_BOM).lstrip()[:1] not in (b"{", b"["):
         raise Refused(400, "body is not JSON lines but the name ends in .jsonl/.json")
     if name.endswith(".db") and not head.startswith(_SQLITE_MAGIC):
         raise Refused(400, "body is not an SQLite database but the name ends in .db")
@@ -107,7 +111,13 @@ async def _chunks(request: Request, idle_seconds: float):
 
 
 def add_inbox_route(server, registry: ClientRegistry) -> None:
-    """Mount the upload route on the MCP server's HTTP app (same port, same keys)."""
+    """Mount the upload route on the MCP server's HTTP app (same port, same keys), after removing
+    what uploads cut by a killed server left in the inbox."""
+    config = registry.config()
+    files, size = remove_abandoned_partials(config.inbox_path(), config.inbox.upload_idle_seconds)
+    if files:
+        log.warning("inbox: removed %d partial upload file(s) (%d bytes) that a server stopped mid-upload left "
+                    "in %s", files, size, config.inbox_path())
 
     @server.custom_route(PREFIX + "{path:path}", methods=["PUT"])
     async def upload(request: Request) -> Response:
@@ -117,6 +127,14 @@ def add_inbox_route(server, registry: ClientRegistry) -> None:
             if e.status >= 500:
                 log.warning("inbox: %s", e.reason)
             return _refusal(e.status, e.reason)
+
+
+def _not_stored(e: OSError) -> Refused:
+    """The inbox's disk failed the upload (full, read-only, ...): an answer the device sends again
+    after (5xx), and one warning line here. Before, a 500 with a traceback logged per upload."""
+    full = e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+    return Refused(507 if full else 500, f"the inbox cannot store the upload now ({e.strerror or e}): "
+                   "nothing of it was kept, and the device sends it again")
 
 
 async def _upload(request: Request, registry: ClientRegistry) -> Response:
@@ -145,7 +163,10 @@ async def _upload(request: Request, registry: ClientRegistry) -> Response:
         if int(declared) > cap:
             raise Refused(413, f"body larger than the inbox's cap of {cap} bytes ([inbox] max_upload_mb)")
     folder = DeviceFolder(config.inbox_path(), client.name)
-    receiving = await anyio.to_thread.run_sync(folder.receive, agent, parts, cap)
+    try:
+        receiving = await anyio.to_thread.run_sync(folder.receive, agent, parts, cap)
+    except OSError as e:
+        raise _not_stored(e) from None
     relative = "/".join([agent, *parts])
     idle = config.inbox.upload_idle_seconds
     head = b""
@@ -171,11 +192,17 @@ async def _upload(request: Request, registry: ClientRegistry) -> Response:
                     client.name, relative, idle)
         return JSONResponse({"error": f"no byte of the upload arrived for {idle} s ([inbox] upload_idle_seconds)"},
                             status_code=408, headers={"Connection": "close"})
+    except OSError as e:
+        receiving.abort()
+        raise _not_stored(e) from None
     except BaseException:
         receiving.abort()
         raise
     if project is not None:
-        await anyio.to_thread.run_sync(folder.write_hint, agent, parts, project)
+        try:
+            await anyio.to_thread.run_sync(folder.write_hint, agent, parts, project)
+        except OSError as e:  # the file is stored; the next upload of it writes its hint again
+            log.warning("inbox: could not keep the project hint of %s's %s: %s", client.name, relative, e)
     received = Received(client.name, agent, stored.changed, stored.bytes,
                         clean_version(request.headers.get(CLIENT_HEADER)), clean_plugin(request.headers.get(PLUGIN_HEADER)))
     try:

@@ -237,7 +237,10 @@ def migrate(db, tokenizer: str, target: int = LATEST) -> int:
                     (str(version),),
                 )
         except BaseException:
-            db.execute("ROLLBACK")
+            # SQLite has already rolled back on some errors (a full disk, out of memory): a
+            # ROLLBACK then raised "no transaction is active" and hid the cause behind a traceback.
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
     return start

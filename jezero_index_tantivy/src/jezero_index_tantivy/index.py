@@ -957,8 +957,13 @@ class TantivyIndex(DerivedIndex):
         conn = open_readonly(self.library)
         try:
             head = library_head(conn)
+            older = head is None and conn.execute(  # (no meta: an empty file, not a library yet)
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is not None
         finally:
             conn.close()
+        if older:  # said nothing, while every search of such a library is FTS5's
+            return ("the library predates the change log an index follows (an older schema): fts5 answers "
+                    "until `jezero run` upgrades it, and builds the index")
         if head is None:
             return None
         notes = []
