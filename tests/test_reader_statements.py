@@ -4,7 +4,6 @@ their count (common.id_list), with the same rows in the same order as a list of 
 
 from __future__ import annotations
 
-import importlib
 from datetime import datetime, timedelta, timezone
 
 import apsw
@@ -14,7 +13,6 @@ from jezero.query import common, search
 from jezero.store import READ_STATEMENTS_KEPT, ItemRecord, Store, open_readonly
 from jezero.store.messages import MessageRecord
 
-fused_reads = importlib.import_module("jezero.query.fused.reads")
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 NOW = T0 + timedelta(days=40)
 
