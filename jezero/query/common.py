@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from array import array
 from collections.abc import Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, timezone
@@ -247,7 +248,24 @@ def fetch_hits(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, dict]:
     """The hit fields of these items, by id."""
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
+    listed, args = id_list(conn, ids)
     cols = ", ".join(HIT_FIELDS)
-    rows = conn.execute(f"SELECT {cols} FROM items WHERE id IN ({marks})", tuple(ids))
+    rows = conn.execute(f"SELECT {cols} FROM items WHERE id IN {listed}", args)
     return {r[0]: dict(zip(HIT_FIELDS, r)) for r in rows}
+
+
+_CARRAY = getattr(apsw, "carray", None)  # the locked apsw has it; an older one lists the ids as before
+
+
+def id_list(conn, ids: Sequence[int]) -> tuple[str, list]:
+    """What follows `IN` for these integer ids, and its arguments: on SQLite one array bound
+    (apsw.carray), so that the statement's text is the same whatever the count, else `(?, ?, ...)`.
+    A statement written for each count of ids filled the connection's statement cache (apsw's
+    100): the load benchmark's searches used 74 such texts (the items re-score's read of up to 50
+    candidates, the hits' rows, the unread items' message ranges), 4.5 statements a search were
+    prepared again (~25 us each for a list of 50), and the others they pushed out with them
+    (benchmarks/load/README.md, 2026-12-04, `load10`). Same rows either way: SQLite reads an IN
+    list or an IN over the array as the same sorted, de-duplicated set of values."""
+    if _CARRAY is not None and isinstance(conn, apsw.Connection):
+        return "carray(?)", [_CARRAY(array("q", ids))]
+    return f"({','.join('?' * len(ids))})", list(ids)

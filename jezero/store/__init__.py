@@ -130,6 +130,12 @@ READ_MMAP_BYTES = 1 << 40
 # statements: the guarantee on every statement of the connection cost the items search on FTS5
 # ~4% at p50 (the messages benchmark, 10k; benchmarks/load/README.md, branch speed6).
 READ_STABLE_PLANS = True
+# The prepared statements a reader keeps (apsw's statement cache; its default is 100). A fused
+# search runs ~30 distinct statements (~67 executions), yet with the default 3.9 of them a search
+# were prepared again (apsw's cache_stats: misses, evictions), ~20-25 us each; with 512, 0.15 (the
+# load benchmark's 800 searches, 20k items with messages, tantivy; benchmarks/load/README.md,
+# 2026-12-04, `load10`). The statements kept are the ones the reader runs: a few dozen.
+READ_STATEMENTS_KEPT = 512
 
 
 def _configure(conn: apsw.Connection) -> None:
@@ -141,7 +147,7 @@ def open_readonly(path: str | os.PathLike) -> apsw.Connection:
     p = Path(path)
     if not p.exists():
         raise StoreError(f"no library at {p} (run `jezero init` or `jezero up` first)")
-    conn = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY)
+    conn = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY, statementcachesize=READ_STATEMENTS_KEPT)
     try:
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # WAL's -shm is opened here
     except apsw.CantOpenError:
@@ -174,7 +180,8 @@ def _open_in_read_only_folder(p: Path) -> apsw.Connection | None:
     from urllib.parse import quote
 
     conn = apsw.Connection(f"file:{quote(str(p.resolve()))}?immutable=1",
-                           flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+                           flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+                           statementcachesize=READ_STATEMENTS_KEPT)
     conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     return conn
 

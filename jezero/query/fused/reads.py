@@ -15,7 +15,7 @@ from __future__ import annotations
 import apsw
 
 from jezero.query import messages as mq
-from jezero.query.common import budget
+from jezero.query.common import budget, id_list
 from jezero.query.fused import rules
 from jezero.query.fused.messages_lane import _NONE
 
@@ -107,10 +107,9 @@ def unread_evidence(conn: apsw.Connection, lane, item_hits: list[dict], time_bud
         return out
     with budget(conn, time_budget_ms):
         try:
-            ids = [i for found in items.values() for i in found]
+            listed, ids = id_list(conn, [i for found in items.values() for i in found])
             ranges = {r[0]: (r[1], r[2]) for r in conn.execute(
-                f"SELECT item_id, min(id), max(id) FROM messages WHERE item_id IN ({','.join('?' * len(ids))}) "
-                "GROUP BY item_id", ids)}
+                f"SELECT item_id, min(id), max(id) FROM messages WHERE item_id IN {listed} GROUP BY item_id", ids)}
             for key, found_items in items.items():
                 have = held.get(key, _NONE)
                 found: list[str] = []

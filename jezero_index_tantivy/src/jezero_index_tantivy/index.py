@@ -27,6 +27,7 @@ import tantivy
 from jezero.plugin import FTS_COLUMNS, Head, fts_row, library_head, open_readonly
 from jezero.plugin import IndexRequest as Request
 from jezero.query import bm25, rare, stats
+from jezero.query.common import id_list
 from jezero.query.terms import split_tokenizer
 
 log = logging.getLogger(__name__)
@@ -1103,10 +1104,9 @@ class TantivyIndex(DerivedIndex):
         avgdl = index.tokens / index.rows
         k1, b, weights = bm25.K1, bm25.B, bm25.WEIGHTS
         at_of = {i: at for i, _, at in found}
-        marks = ",".join("?" * len(at_of))
+        listed, ids = id_list(conn, list(at_of))  # (one statement whatever the count: its rows in id order)
         out, read = [], set()
-        for r in conn.execute(f"SELECT id, c0, c1, c2, c3, c4 FROM items_fts_content WHERE id IN ({marks})",
-                              list(at_of)):
+        for r in conn.execute(f"SELECT id, c0, c1, c2, c3, c4 FROM items_fts_content WHERE id IN {listed}", ids):
             read.add(r[0])
             values = [v or "" for v in r[1:]]
             joined = "\0".join(values)
