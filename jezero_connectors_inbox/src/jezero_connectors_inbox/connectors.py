@@ -101,8 +101,14 @@ class InboxGemini(_Hinted):
 
     def files(self) -> dict[str, Path]:
         from jezero_connectors_gemini import store as gemini_store
+        from jezero_connectors_gemini.connector import OWN_KEY
 
-        return {chat.key: chat.path for chat in gemini_store.walk(self.folder, lambda _m: None)}
+        # One chat name in two project folders: the second is read under `<key>@<project>`.
+        out: dict[str, Path] = {}
+        for chat in gemini_store.walk(self.folder, lambda _m: None):
+            out.setdefault(chat.key, chat.path)
+            out[f"{chat.key}{OWN_KEY}{chat.project.name}"] = chat.path
+        return out
 
 
 class InboxCopilot(_Hinted):
