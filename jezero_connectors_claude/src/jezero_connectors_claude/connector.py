@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, json_text, read_json,
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, is_start_of, expand, file_signature, json_text, read_json,
                            read_options, same_signature)
 
 from jezero_connectors_claude.actions import annotate
@@ -167,7 +167,7 @@ def own_ids(files: list[TranscriptFile], cursor: dict[str, Any]) -> tuple[OwnIds
         for tf in rest:
             if tf is holder:
                 continue
-            if _one_starts_the_other(holder.path, tf.path):
+            if is_start_of(holder.path, tf.path) or is_start_of(tf.path, holder.path):
                 warnings.append(f"{holder.key} and {tf.key} have one name, so one session id ({stem}), and "
                                 "one is a copy of the start of the other: read as one session, the longer kept")
                 continue
@@ -175,22 +175,6 @@ def own_ids(files: list[TranscriptFile], cursor: dict[str, Any]) -> tuple[OwnIds
             warnings.append(f"{holder.key} and {tf.key} have one name, so one session id ({stem}), and hold "
                             f"different conversations: the second is kept as session {renamed[tf]}")
     return OwnIds(renamed), warnings
-
-
-def _one_starts_the_other(a: Path, b: Path) -> bool:
-    """Whether one file's bytes are the start of the other's (or the same): a copy taken earlier."""
-    chunk = 1 << 16
-    try:
-        with open(a, "rb") as fa, open(b, "rb") as fb:
-            while True:
-                x, y = fa.read(chunk), fb.read(chunk)
-                n = min(len(x), len(y))
-                if x[:n] != y[:n]:
-                    return False
-                if len(x) < chunk or len(y) < chunk:
-                    return True
-    except OSError:
-        return False
 
 
 def vanished(path: Path) -> str:

@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 from typing import Any, Iterator
 
-from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, file_signature, json_text, read_json,
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, is_start_of, read_from, file_signature, json_text, read_json,
                            read_jsonl, read_options, same_signature)
 
 from . import reader, store
@@ -82,13 +82,13 @@ class GeminiConnector:
                 continue
             # Copies of one chat taken at two moments: the longest holds them all.
             longest = max(rest, key=_size)
-            copies = [c for c in rest if c is not longest and _starts(c.path, longest.path)]
+            copies = [c for c in rest if c is not longest and is_start_of(c.path, longest.path)]
             for c in copies:
                 keys[c] = None
                 self.context.warn(f"gemini: {c.path} is the start of {longest.path} (one chat copied twice): "
                                   "the longer is read")
             rest = [c for c in rest if c not in copies]
-            holder = next((c for c in rest if _read_from(cursor.get(key), c.path)), rest[0])
+            holder = next((c for c in rest if read_from(cursor.get(key), c.path)), rest[0])
             for c in rest:
                 if c is holder:
                     keys[c] = key
@@ -161,32 +161,6 @@ def _size(chat: store.ChatFile) -> int:
         return chat.path.stat().st_size
     except OSError:
         return -1
-
-
-def _starts(a: Path, b: Path) -> bool:
-    """Whether `a`'s bytes are the start of `b`'s (or the same)."""
-    chunk = 1 << 16
-    try:
-        with open(a, "rb") as fa, open(b, "rb") as fb:
-            while True:
-                x, y = fa.read(chunk), fb.read(chunk)
-                if not y.startswith(x):
-                    return False
-                if len(x) < chunk:
-                    return True
-    except OSError:
-        return False
-
-
-def _read_from(state: Any, path: Path) -> bool:
-    """Whether a cursor entry was read from this file: its first `bytes` bytes hash to its `sha256`."""
-    if not isinstance(state, dict) or not isinstance(state.get("bytes"), int) or not isinstance(state.get("sha256"), str):
-        return False
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read(state["bytes"])).hexdigest() == state["sha256"]
-    except OSError:
-        return False
 
 
 def discover() -> list[dict[str, Any]]:
