@@ -1,7 +1,7 @@
 """Each record of each sample transcript changed the way a new agent version might change it
 (an unknown record type, content as a string / a list / a dict, a text part of an unknown type,
 the timestamp missing / in epoch ms / with an offset / odd, the record twice, two records
-swapped, a CRLF, a non-UTF-8 byte); read with the connector. A defect is text of the unchanged
+swapped, a CRLF); read with the connector (bytes: mutate_bytes.py). A defect is text of the unchanged
 read that is gone without a word: no warning names it (ids, block texts compared).
 
     uv run --locked python benchmarks/faults/silent_loss.py [TYPE...]"""
