@@ -125,3 +125,19 @@ def test_the_real_chat_behind_an_older_copy_is_read(tmp_path):
             Library(tmp_path / "alone", "gemini", {"path": str(src)}) as alone:
         assert lib.run()["error"] is None and alone.run()["error"] is None
         assert stored(lib) == stored(alone) and stored(lib)
+
+
+def test_a_json_migrated_into_a_jsonl_in_another_folder_is_one_session(tmp_path):
+    """A pre-0.40 `.json` recording under an old hash folder and its `.jsonl` under the slug folder
+    (resuming migrates it): the `.jsonl` is read, as in one folder; nothing is stored twice."""
+    root = tmp_path / ".gemini"
+    lines = [json.loads(x) for x in chat(["alpha", "bravo"]).splitlines()]
+    doc = dict(lines[0], messages=lines[1:])
+    old = root / "tmp" / ("f" * 64) / "chats" / NAME.replace(".jsonl", ".json")
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps(doc, indent=2))
+    put(root, "slug", chat(["alpha", "bravo", "charlie"]))
+    with Library(tmp_path / "lib", "gemini", {"path": str(root)}) as lib:
+        assert lib.run()["error"] is None
+        held = stored(lib)
+    assert list(held) == [SID] and "charlie" in held[SID], held

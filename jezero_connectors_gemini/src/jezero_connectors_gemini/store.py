@@ -83,7 +83,11 @@ def walk(root: Path, warn: Callable[[str], None]) -> list[ChatFile]:
                 keep(_chat(entry, project, None))
             else:
                 odd(entry, _chat(entry, project, None))
-    return _each_file_once(root, list(found.values()), warn)
+    chats = list(found.values())
+    # A `.json` migrated into a `.jsonl` under another project folder (a hash folder renamed to
+    # its slug): the `.jsonl` wins there too, as it does in one folder.
+    with_lines = {c.key for c in chats if not c.document}
+    return _each_file_once(root, [c for c in chats if not (c.document and c.key in with_lines)], warn)
 
 
 def _each_file_once(root: Path, chats: list[ChatFile], warn: Callable[[str], None]) -> list[ChatFile]:
