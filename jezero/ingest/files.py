@@ -265,6 +265,34 @@ def same_signature(stored: Any, sig: list[int]) -> bool:
     return stored == sig or (len(stored) == 2 and stored == sig[:2])
 
 
+def is_start_of(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether the bytes of file `a` are the start of file `b`'s (or all of them): one transcript
+    copied at two moments. False when either cannot be read."""
+    chunk = 1 << 16
+    try:
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            while True:
+                x, y = fa.read(chunk), fb.read(chunk)
+                if not y.startswith(x):
+                    return False
+                if len(x) < chunk:
+                    return True
+    except OSError:
+        return False
+
+
+def read_from(state: Any, path: str | os.PathLike) -> bool:
+    """Whether a cursor entry `{"bytes": n, "sha256": hex, ...}` was read from this file: its
+    first n bytes hash to that digest."""
+    if not isinstance(state, dict) or not isinstance(state.get("bytes"), int) or not isinstance(state.get("sha256"), str):
+        return False
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read(state["bytes"])).hexdigest() == state["sha256"]
+    except OSError:
+        return False
+
+
 def parse_time(value: Any) -> datetime | None:
     """An aware UTC datetime from an ISO-8601 string or epoch seconds/milliseconds; None if absent
     or unreadable."""

@@ -83,15 +83,16 @@ def test_connector_type_through_the_plugin_host(tmp_path, context, monkeypatch):
 
 
 def test_one_file_name_in_two_project_folders_is_said(tmp_path, context):
-    """Stores copied together can hold one file name (one session id) in two project folders: the
-    library keeps only one of the two at a time. The run says so, naming both files; a session id
-    used once says nothing."""
+    """Stores copied together can hold one file name (one session id) in two project folders.
+    Two different conversations are both kept: the second under an id of its own, said once,
+    naming both files; a session id used once says nothing. (Before: one session id, the
+    library kept only one of the two.)"""
     first = write_session(tmp_path / "projects")
     second = tmp_path / "projects" / "-srv-copy" / first.name
     second.parent.mkdir()
     second.write_text(first.read_text().replace("deploy the app", "a different conversation"))
     connector = build({"path": str(tmp_path / "projects")}, context)
-    assert [s.id for s in connector.read({})] == [SID, SID]
+    assert [s.id for s in connector.read({})] == [SID, f"{SID}@-srv-copy"]
     assert len(context.warned) == 1, context.warned
     assert "-srv-app/" + first.name in context.warned[0] and "-srv-copy/" + first.name in context.warned[0]
     second.unlink()

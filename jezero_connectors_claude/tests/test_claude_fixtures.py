@@ -474,3 +474,26 @@ def test_any_shape_of_record_is_read_without_raising(tmp_path, records):
     read = read_transcript(path)
     for thread in [read.main, *read.sidechains]:
         assert all(isinstance(b.text, str) for b in thread.blocks)
+
+
+# -- content in another shape (fmt10) ----------------------------------------------------------
+
+
+def test_content_as_one_block_or_a_list_is_read_not_dropped(tmp_path, context):
+    """A message's content as one block (a dict) instead of a list of them, a system line's as a
+    list of text blocks or one block: read as the text it holds. Before, each was dropped without
+    a word (benchmarks/faults/silent_loss.py: 13 cases of the real samples); a shape that holds no
+    text a reader knows (a number) is said."""
+    path = write(session_file(tmp_path),
+                 user("u1", {"type": "text", "text": "prompt given as one block"}, 0),
+                 assistant("a1", "msg_1", {"type": "text", "text": "answer given as one block"}, 1),
+                 envelope("system", "s1", 2, content=[text("hook output as a list of blocks")], level="info"),
+                 envelope("system", "s2", 3, content={"type": "text", "text": "hook output as one block"}),
+                 user("u2", 42, 4))
+    [session] = read(tmp_path, context)
+    texts = [b.text for b in session.blocks]
+    for wanted in ("prompt given as one block", "answer given as one block", "hook output as a list of blocks",
+                   "hook output as one block"):
+        assert any(wanted in t for t in texts), (wanted, texts)
+    assert any("unknown content shape 'int'" in w for w in session.warnings), session.warnings
+    assert str(path) in " ".join(session.warnings)

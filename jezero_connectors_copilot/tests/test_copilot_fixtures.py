@@ -118,11 +118,14 @@ def test_flat_layout_workspace_yaml_and_precedence(copilot, rec):
     copilot.write([rec.event("session.start", 0, {"sessionId": other}), rec.prompt("flat file session", 1)], sid=other, flat=True)
     copilot.write([rec.event("session.start", 0, {"sessionId": SID}), rec.prompt("hello", 1)],
                   workspace=f"id: {SID}\ncwd: /srv/app\nbranch: 'feature/x'\nname: \"Tidy the config\"\nsummary: |\n  more\n")
-    copilot.write([rec.prompt("a stale flat copy", 1)], flat=True)  # the folder wins
+    copilot.write([rec.prompt("a stale flat copy", 1)], flat=True)  # the folder keeps the id
     sessions = {s.id: s for s in copilot.read()}
-    assert set(sessions) == {SID, other}
+    # The flat file holds other events: kept too, under an id of its own (before: never read).
+    assert set(sessions) == {SID, other, f"{SID}@flat"}
     assert (sessions[SID].cwd, sessions[SID].git_branch, sessions[SID].title) == ("/srv/app", "feature/x", "Tidy the config")
     assert sessions[other].title == "flat file session" and sessions[other].cwd is None
+    assert "a stale flat copy" in sessions[f"{SID}@flat"].blocks[0].text
+    assert any("kept as session" in w for w in copilot.warnings), copilot.warnings
 
 
 def test_a_file_vanishing_mid_read_warns(copilot, rec, monkeypatch):

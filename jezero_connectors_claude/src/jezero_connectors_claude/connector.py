@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, json_text, read_json,
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, is_start_of, expand, file_signature, json_text, read_json,
                            read_options, same_signature)
 
 from jezero_connectors_claude.actions import annotate
@@ -62,12 +62,14 @@ class ClaudeConnector:
             self.context.warn(f"Claude Code store not found: {root}")
             return
         files = list(walk(root, self.context.warn))
-        for warning in one_id_two_files(files):
+        own, warnings = own_ids(files, cursor)
+        for warning in warnings:
             self.context.warn(warning)
         for tf in files:
-            yield from self._read_file(tf, cursor)
+            yield from self._read_file(tf, cursor, own)
 
-    def _read_file(self, tf: TranscriptFile, cursor: dict[str, Any]) -> Iterator[Session]:
+    def _read_file(self, tf: TranscriptFile, cursor: dict[str, Any], own: OwnIds | None = None) -> Iterator[Session]:
+        own = own or OwnIds({})
         try:
             sig = file_signature(tf.path)
         except FileNotFoundError:
@@ -76,7 +78,9 @@ class ClaudeConnector:
         except OSError as e:
             self.context.warn(f"cannot read {tf.path}: {e.strerror or e}")
             return
-        if _unchanged(cursor, tf.key, sig):
+        renamed = own.of(tf)
+        key = tf.key + OWN_ID_KEY if renamed else tf.key
+        if _unchanged(cursor, key, sig):
             return
         try:
             read = read_transcript(tf.path, split_sidechains=not tf.agent, label=str(tf.path))
@@ -86,27 +90,91 @@ class ClaudeConnector:
         except OSError as e:
             self.context.warn(f"cannot read {tf.path}: {e.strerror or e}")
             return
-        sessions = agent_sessions(tf, read, sig) if tf.agent else main_sessions(tf, read, sig)
+        if tf.agent:
+            sessions = agent_sessions(tf, read, sig, key=key, parent_of=lambda sid: own.parent(tf, sid))
+        else:
+            sessions = main_sessions(tf, read, sig, key=key, own_id=renamed)
         for session in sessions:
             if cursor.get(session.cursor_key) != session.cursor_value:
                 yield session
 
 
-def one_id_two_files(files: list[TranscriptFile]) -> list[str]:
-    """Main files of one name in two project folders (stores copied or merged together): a
-    session's id is its file name, so both are one session and each run keeps whichever it wrote
-    last. Not fixed here (either file's id changed would duplicate or drop what is stored), but
-    said, so the loss is not silent."""
-    seen: dict[str, TranscriptFile] = {}
-    warnings = []
+# One file name in two project folders (stores copied or merged together, a session resumed from
+# another folder) was one session id: each run kept whichever file it wrote last (the other's
+# text replaced, or refused as "read back shorter"), so one of the two was lost. Now the first
+# (the one the cursor already knows, else the first in the walk) keeps the id, and each other
+# copy that is not just the start of it (or it of the copy) gets an id of its own,
+# `<id>@<project folder>`, with a cursor entry of its own (`<key>#own-id`, its sub-agents' too):
+# read once more after the upgrade, its text is kept beside the first's, and what the library
+# holds under the plain id is not touched. A copy that has its own id keeps it (its entry says
+# so), even once the other file is gone: its text never goes back under the plain id to replace
+# what is stored there.
+OWN_ID_KEY = "#own-id"
+
+
+def own_id(tf: TranscriptFile) -> str:
+    return f"{tf.stem}@{_folder(tf)}"
+
+
+def _folder(tf: TranscriptFile) -> str:
+    """The folder a file's session file sits in (its key's parent; for a nested sub-agent, the
+    parent of its session folder), "." for the root."""
+    parts = PurePosixPath(tf.key).parts
+    if tf.agent and tf.session_dir is not None and "subagents" in parts:
+        i = parts.index("subagents")
+        return PurePosixPath(*parts[: i - 1]).as_posix() if i > 1 else "."
+    return PurePosixPath(tf.key).parent.as_posix()
+
+
+class OwnIds:
+    """The main files read under an id of their own (`own_id`), and their sub-agents."""
+
+    def __init__(self, renamed: dict[TranscriptFile, str]):
+        self.renamed = {tf.key: new for tf, new in renamed.items()}
+        self.by_folder = {(_folder(tf), tf.stem): new for tf, new in renamed.items()}
+
+    def of(self, tf: TranscriptFile) -> str | None:
+        """The own id of a main file, or of the parent of a nested sub-agent file; else None."""
+        if not tf.agent:
+            return self.renamed.get(tf.key)
+        return self.by_folder.get((_folder(tf), tf.session_dir)) if tf.session_dir is not None else None
+
+    def parent(self, tf: TranscriptFile, session_id: str | None) -> str | None:
+        """The id a sub-agent's parent session is stored under, from the id its lines carry."""
+        if session_id is None:
+            return None
+        return self.by_folder.get((_folder(tf), session_id), session_id)
+
+
+def own_ids(files: list[TranscriptFile], cursor: dict[str, Any]) -> tuple[OwnIds, list[str]]:
+    """Which main files take an id of their own (see OWN_ID_KEY), and what to say about it."""
+    groups: dict[str, list[TranscriptFile]] = {}
     for tf in files:
-        if tf.agent:
+        if not tf.agent:
+            groups.setdefault(tf.stem, []).append(tf)
+    renamed: dict[TranscriptFile, str] = {}
+    warnings = []
+    for stem, group in groups.items():
+        rest = []
+        for tf in group:
+            if isinstance(cursor.get(tf.key + OWN_ID_KEY), dict):
+                renamed[tf] = own_id(tf)
+            else:
+                rest.append(tf)
+        if len(group) < 2 or not rest:
             continue
-        first = seen.setdefault(tf.stem, tf)
-        if first is not tf:
-            warnings.append(f"{first.key} and {tf.key} have one name, so one session id ({tf.stem}): the "
-                            f"library keeps only one of them at a time (stores copied together? move one out)")
-    return warnings
+        holder = next((tf for tf in rest if isinstance(cursor.get(tf.key), dict)), rest[0])
+        for tf in rest:
+            if tf is holder:
+                continue
+            if is_start_of(holder.path, tf.path) or is_start_of(tf.path, holder.path):
+                warnings.append(f"{holder.key} and {tf.key} have one name, so one session id ({stem}), and "
+                                "one is a copy of the start of the other: read as one session, the longer kept")
+                continue
+            renamed[tf] = own_id(tf)
+            warnings.append(f"{holder.key} and {tf.key} have one name, so one session id ({stem}), and hold "
+                            f"different conversations: the second is kept as session {renamed[tf]}")
+    return OwnIds(renamed), warnings
 
 
 def vanished(path: Path) -> str:
@@ -126,10 +194,16 @@ def _unchanged(cursor: dict[str, Any], key: str, sig: list[int]) -> bool:
 # -- sessions from a parsed file --------------------------------------------------------------
 
 
-def main_sessions(tf: TranscriptFile, read: TranscriptRead, sig: list[int]) -> list[Session]:
-    """A main (or loose) file: its session, then one child session per inline sub-agent run."""
+def main_sessions(tf: TranscriptFile, read: TranscriptRead, sig: list[int], *, key: str | None = None,
+                  own_id: str | None = None) -> list[Session]:
+    """A main (or loose) file: its session, then one child session per inline sub-agent run.
+    `key`: its cursor key (default its path's); `own_id`: the id it takes instead of its name
+    (one file name in two folders, `own_ids`)."""
     main = read.main
+    key = key or tf.key
     session_id = _session_id(main, tf.stem)
+    if own_id is not None and session_id == tf.stem:
+        session_id = own_id
     value = {"sig": sig, "consumed": read.consumed}
     children = []
     for thread in read.sidechains:
@@ -139,7 +213,7 @@ def main_sessions(tf: TranscriptFile, read: TranscriptRead, sig: list[int]) -> l
             thread,
             id=f"{session_id}/{thread.key}",
             parent_id=session_id,
-            cursor_key=f"{tf.key}#{thread.key}",
+            cursor_key=f"{key}#{thread.key}",
             cursor_value=dict(value),
             sig=sig,
             fallback=main,
@@ -147,19 +221,21 @@ def main_sessions(tf: TranscriptFile, read: TranscriptRead, sig: list[int]) -> l
         children.append(child)
     if children:
         value["children"] = [c.cursor_key for c in children]
-    parent = _session(main, id=session_id, parent_id=None, cursor_key=tf.key, cursor_value=value, sig=sig)
+    parent = _session(main, id=session_id, parent_id=None, cursor_key=key, cursor_value=value, sig=sig)
     return [parent, *children]
 
 
-def agent_sessions(tf: TranscriptFile, read: TranscriptRead, sig: list[int]) -> list[Session]:
-    """A sub-agent file: one child session of the session it ran in (the lines' `sessionId`)."""
+def agent_sessions(tf: TranscriptFile, read: TranscriptRead, sig: list[int], *, key: str | None = None,
+                   parent_of: Callable[[str | None], str | None] = lambda sid: sid) -> list[Session]:
+    """A sub-agent file: one child session of the session it ran in (the lines' `sessionId`;
+    `parent_of` maps it to the id that session is stored under)."""
     thread = read.main
-    parent = thread.session_ids.most_common(1)[0][0] if thread.session_ids else tf.session_dir
+    parent = parent_of(thread.session_ids.most_common(1)[0][0] if thread.session_ids else tf.session_dir)
     session = _session(
         thread,
         id=f"{parent}/{tf.stem}" if parent else tf.stem,
         parent_id=parent,
-        cursor_key=tf.key,
+        cursor_key=key or tf.key,
         cursor_value={"sig": sig, "consumed": read.consumed},
         sig=sig,
     )

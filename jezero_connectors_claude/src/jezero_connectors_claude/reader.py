@@ -174,7 +174,7 @@ class _FileReader:
         elif rtype == "assistant":
             self._assistant(thread, number, rec)
         elif rtype == "system":
-            self._system(thread, rec)
+            self._system(thread, rec, number)
         elif rtype == "attachment":
             self._attachment(thread, rec)
         elif rtype == "summary":
@@ -225,8 +225,7 @@ class _FileReader:
         if isinstance(content, str):
             thread.add(user_text_blocks(content, time))
             return
-        if not isinstance(content, list):
-            return
+        content = self._parts(content, number, thread)
         for item in content:
             if not isinstance(item, dict):
                 continue
@@ -266,8 +265,7 @@ class _FileReader:
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
-            return
+        content = self._parts(content, number, thread)
         time = parse_time(rec.get("timestamp"))
         api_error = rec.get("isApiErrorMessage") is True
         for item in content:
@@ -312,10 +310,16 @@ class _FileReader:
         self._unknown("content block type", kind, number, thread)
         return None
 
-    def _system(self, thread: Thread, rec: dict) -> None:
+    def _system(self, thread: Thread, rec: dict, number: int) -> None:
         subtype = rec.get("subtype") if isinstance(rec.get("subtype"), str) else None
         content = rec.get("content")
-        if subtype in SILENT_SYSTEM_SUBTYPES or not isinstance(content, str) or not content.strip():
+        if subtype in SILENT_SYSTEM_SUBTYPES:
+            return
+        if not isinstance(content, str) and content is not None:
+            # As a list of text blocks or one block (as messages hold them): their text, not
+            # nothing (it was dropped without a word).
+            content = _plain_text(self._parts(content, number, thread))
+        if not isinstance(content, str) or not content.strip():
             return
         time = parse_time(rec.get("timestamp"))
         if subtype == "local_command":
@@ -337,6 +341,18 @@ class _FileReader:
         if (attachment.get("commandMode") or "prompt") != "prompt":
             blocks = [Block(b.role, "meta", b.text, b.time, b.tool) for b in blocks]
         thread.add(blocks)
+
+    def _parts(self, content: Any, number: int, thread: Thread) -> list:
+        """A message's content as a list of blocks: a list as it is, one block (a dict) as a
+        list of it (it was dropped without a word), nothing for null; any other shape is said
+        and skipped."""
+        if isinstance(content, list):
+            return content
+        if isinstance(content, dict):
+            return [content]
+        if content is not None:
+            self._unknown("content shape", type(content).__name__, number, thread)
+        return []
 
     # -- the end -------------------------------------------------------------------------------
 
@@ -361,6 +377,8 @@ class _FileReader:
 def _plain_text(content: Any) -> str:
     if isinstance(content, str):
         return content
+    if isinstance(content, dict):
+        content = [content]
     if isinstance(content, list):
         return "\n".join(
             str(i.get("text") or "") for i in content if isinstance(i, dict) and i.get("type") == "text"

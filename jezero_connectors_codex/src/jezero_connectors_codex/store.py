@@ -19,7 +19,7 @@ from typing import BinaryIO, Callable
 
 import zstandard
 
-from jezero.plugin import not_a_file, read_json
+from jezero.plugin import is_start_of, not_a_file, read_json
 
 SESSIONS = "sessions"
 ARCHIVED = "archived_sessions"
@@ -59,8 +59,8 @@ def classify(path: Path, archived: bool) -> RolloutFile | None:
 
 
 def discover(root: Path, warn: Callable[[str], None]) -> dict[str, RolloutFile]:
-    """Every rollout under `root`, one file per key."""
-    found: dict[str, RolloutFile] = {}
+    """Every rollout under `root`, one file per key (`pick`)."""
+    found: dict[str, list[RolloutFile]] = {}
     for sub, archived in ((SESSIONS, False), (ARCHIVED, True)):
         top = root / sub
         if not top.is_dir():
@@ -82,10 +82,35 @@ def discover(root: Path, warn: Callable[[str], None]) -> dict[str, RolloutFile]:
                 if kind:
                     warn(f"{ref.path}: named like a rollout but is {kind}: not read")
                     continue
-                held = found.get(ref.key)
-                if held is None or ref.rank < held.rank:
-                    found[ref.key] = ref
-    return found
+                found.setdefault(ref.key, []).append(ref)
+    return {key: pick(refs, warn) if len(refs) > 1 else refs[0] for key, refs in found.items()}
+
+
+def pick(refs: list[RolloutFile], warn: Callable[[str], None]) -> RolloutFile:
+    """The file read of several of one rollout: the best ranked (active over archived, plain over
+    compressed, then the path), unless another plain one holds more, the winner's lines and
+    then some (a copy of its start left in a folder that sorts first, an active file restored
+    short beside its archive): that one. Before, the best ranked was read, and the rest of the
+    longer copy was lost without a word. Copies that differ otherwise are said."""
+    refs = sorted(refs, key=lambda r: r.rank)
+    best = refs[0]
+    for other in refs[1:]:
+        if best.compressed or best.document or other.compressed or other.document:
+            continue  # (a compressed copy is made from the plain one; documents supersede each other)
+        if _size(other) > _size(best) and is_start_of(best.path, other.path):
+            warn(f"{best.path} is the start of {other.path} (one rollout copied twice): the longer is read")
+            best = other
+        elif not is_start_of(other.path, best.path) and not is_start_of(best.path, other.path):
+            warn(f"{best.path} and {other.path} are one rollout id holding different lines: only the first is read "
+                 "(move one out)")
+    return best
+
+
+def _size(ref: RolloutFile) -> int:
+    try:
+        return ref.path.stat().st_size
+    except OSError:
+        return -1
 
 
 def load(ref: RolloutFile) -> bytes:

@@ -10,6 +10,7 @@ file is skipped only when it and all its runs are stored."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import os
@@ -18,7 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, not_a_file, read_jsonl,
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, is_start_of, not_a_file,
+                           read_from, read_jsonl,
                            read_options, same_signature, title_line)
 
 from . import reader
@@ -54,6 +56,27 @@ class EventFile:
     path: Path
     key: str  # the session id (the folder's or the file's name)
     workspace: Path | None  # workspace.yaml beside events.jsonl
+    own: bool = False  # read under an id of its own (`CopilotConnector._apart`)
+
+    @property
+    def cursor_key(self) -> str:
+        return own_key(self) if self.own else self.key
+
+
+def _own_suffix(ref: EventFile) -> str:
+    return "@folder" if ref.workspace is not None else "@flat"
+
+
+def own_key(ref: EventFile) -> str:
+    """The cursor key of a session's second event log, kept apart (`CopilotConnector._apart`)."""
+    return ref.key + _own_suffix(ref)
+
+
+def _size(ref: EventFile) -> int:
+    try:
+        return ref.path.stat().st_size
+    except OSError:
+        return -1
 
 
 def walk(state: Path, warn: Callable[[str], None]) -> list[EventFile]:
@@ -68,18 +91,22 @@ def walk(state: Path, warn: Callable[[str], None]) -> list[EventFile]:
         if kind:
             warn(f"copilot: {path}: named like an event log but is {kind}: not read")
 
+    flat: dict[str, EventFile] = {}
     for entry in entries:
         if entry.is_dir() and (entry / "events.jsonl").is_file():
             found[entry.name] = EventFile(entry / "events.jsonl", entry.name, entry / "workspace.yaml")
         elif entry.is_file() and entry.suffix == ".jsonl":
-            found.setdefault(entry.stem, EventFile(entry, entry.stem, None))
+            flat.setdefault(entry.stem, EventFile(entry, entry.stem, None))
         elif entry.is_dir():
             odd(entry / "events.jsonl")  # (absent: a session folder not written yet, said nothing)
             if entry.suffix == ".jsonl":
                 odd(entry)
         elif entry.suffix == ".jsonl":
             odd(entry)
-    return list(found.values())
+    # A session's folder and an older flat file of the same id: both (the connector tells them
+    # apart); before, the flat file was never read, without a word.
+    return [*found.values(), *(ref for key, ref in flat.items() if key not in found),
+            *(ref for key, ref in flat.items() if key in found)]
 
 
 def workspace_fields(path: Path | None) -> dict[str, str]:
@@ -116,11 +143,53 @@ class CopilotConnector:
         if not state.is_dir():
             self.context.warn(f"copilot: {self.home}: no such folder")
             return
-        for ref in walk(state, self.context.warn):
+        refs = walk(state, self.context.warn)
+        for ref in self._apart(refs, cursor):
             yield from self._read(ref, cursor)
 
+    def _apart(self, refs: list[EventFile], cursor: dict[str, Any]) -> list[EventFile]:
+        """One event log per cursor key. A session's folder (`<id>/events.jsonl`) beside a flat
+        `<id>.jsonl` of the same id (Copilot before 1.0.11; a store copied over another): the
+        longer is read when one is the start of the other; else both, the one the cursor's entry
+        was read from (else the folder) under the id, the other as session `<id>@flat` or
+        `<id>@folder` (cursor key the same), once and for good. Before, the flat file was never
+        read, and a folder arriving after its flat file was stored replaced what it held."""
+        by_key: dict[str, list[EventFile]] = {}
+        for ref in refs:
+            by_key.setdefault(ref.key, []).append(ref)
+        out = []
+        for key, group in by_key.items():
+            if len(group) == 1:
+                kept = group[0]
+                if isinstance(cursor.get(own_key(kept)), dict):  # kept apart before: for good
+                    kept = dataclasses.replace(kept, own=True)
+                out.append(kept)
+                continue
+            folder, flat = group[0], group[1]
+            for ref in group:
+                if isinstance(cursor.get(own_key(ref)), dict):
+                    out.append(dataclasses.replace(ref, own=True))
+                    group = [r for r in group if r is not ref]
+                    out.extend(group)  # the other keeps the id
+                    break
+            else:
+                if is_start_of(flat.path, folder.path) or is_start_of(folder.path, flat.path):
+                    longer = max(group, key=_size)
+                    shorter = flat if longer is folder else folder
+                    self.context.warn(f"copilot: {shorter.path} is the start of {longer.path} (one session copied "
+                                      "twice): the longer is read")
+                    out.append(longer)
+                    continue
+                holder = flat if read_from(cursor.get(key), flat.path) else folder
+                other = flat if holder is folder else folder
+                other = dataclasses.replace(other, own=True)
+                self.context.warn(f"copilot: {holder.path} and {other.path} are one session id holding different "
+                                  f"events: the second is kept as session <its id>{_own_suffix(other)}")
+                out.extend([holder, other])
+        return out
+
     def _read(self, ref: EventFile, cursor: dict[str, Any]) -> Iterator[Session]:
-        state = cursor.get(ref.key)
+        state = cursor.get(own_key(ref) if ref.own else ref.key)
         try:
             sig = file_signature(ref.path)
             if _unchanged(cursor, state, sig):
@@ -151,13 +220,15 @@ class CopilotConnector:
     def _sessions(self, ref: EventFile, log: reader.EventLog, value: dict) -> list[Session]:
         meta = workspace_fields(ref.workspace)
         sid = log.session_id or meta.get("id") or ref.key
+        if ref.own:
+            sid += _own_suffix(ref)
         cwd = log.cwd or meta.get("cwd")
         branch = log.branch or meta.get("branch")
         fallback_end = datetime.fromtimestamp(value["sig"][1] / 1e9, tz=timezone.utc)
         children = []
         for agent_id, run in log.runs.items():
             children.append(Session(
-                id=f"{sid}/{agent_id}", agent=reader.AGENT, blocks=run.blocks, cursor_key=f"{ref.key}#{agent_id}",
+                id=f"{sid}/{agent_id}", agent=reader.AGENT, blocks=run.blocks, cursor_key=f"{ref.cursor_key}#{agent_id}",
                 cursor_value=dict(value), cwd=cwd, git_branch=branch,
                 started_at=min(run.times) if run.times else None, ended_at=max(run.times) if run.times else fallback_end,
                 parent_id=sid, model=reader.model_of(run) or reader.model_of(log.main),
@@ -167,7 +238,7 @@ class CopilotConnector:
         parent_value = dict(value, children=[c.cursor_key for c in children]) if children else value
         title = meta.get("name") or title_line(main.first_prompt)
         parent = Session(
-            id=sid, agent=reader.AGENT, blocks=main.blocks, cursor_key=ref.key, cursor_value=parent_value,
+            id=sid, agent=reader.AGENT, blocks=main.blocks, cursor_key=ref.cursor_key, cursor_value=parent_value,
             cwd=cwd, git_branch=branch,
             started_at=log.started_at or (min(main.times) if main.times else None),
             ended_at=max(main.times) if main.times else fallback_end,

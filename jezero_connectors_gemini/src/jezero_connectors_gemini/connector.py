@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 from typing import Any, Iterator
 
-from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, file_signature, json_text, read_json,
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, is_start_of, read_from, file_signature, json_text, read_json,
                            read_jsonl, read_options, same_signature)
 
 from . import reader, store
@@ -49,12 +49,58 @@ class GeminiConnector:
             self.context.warn(f"gemini: {root}: no Gemini CLI chats here (no tmp/ folder)")
             return
         known = store.registry(root)
-        for chat in store.walk(root, self.context.warn):
-            session = self._read(chat, cursor.get(chat.key), known, root)
+        chats = store.walk(root, self.context.warn)
+        for chat, key in self._keys(chats, cursor):
+            if key is None:
+                continue
+            session = self._read(chat, cursor.get(key), known, root, key)
             if session is not None:
                 yield session
 
-    def _read(self, chat: store.ChatFile, state: Any, known: dict[str, str], root: Path) -> Session | None:
+    def _keys(self, chats: list[store.ChatFile], cursor: dict[str, Any]) -> list[tuple[store.ChatFile, str | None]]:
+        """Each chat with its cursor key: its own (`ChatFile.key`), or, for one of a name found in
+        two project folders (stores copied together, a hash folder beside its slug) that holds
+        another conversation, `<key>@<project folder>` (its session `<id>@<project folder>`), once
+        and for good; None for a copy that is only the start of another (the longer is read).
+        The plain key stays with the file the cursor's entry was read from (its bytes' hash),
+        else the first in the walk: what the library holds under it is never replaced by the
+        other's text. Before, the second file was never read, silently."""
+        groups: dict[str, list[store.ChatFile]] = {}
+        for chat in chats:
+            groups.setdefault(chat.key, []).append(chat)
+        keys: dict[store.ChatFile, str | None] = {}
+        for key, group in groups.items():
+            rest = []
+            for chat in group:
+                own = f"{key}{OWN_KEY}{chat.project.name}"
+                if isinstance(cursor.get(own), dict):  # kept apart before: for good
+                    keys[chat] = own
+                else:
+                    rest.append(chat)
+            if len(rest) < 2:
+                keys.update((c, key) for c in rest)
+                continue
+            # Copies of one chat taken at two moments: the longest holds them all.
+            longest = max(rest, key=_size)
+            copies = [c for c in rest if c is not longest and is_start_of(c.path, longest.path)]
+            for c in copies:
+                keys[c] = None
+                self.context.warn(f"gemini: {c.path} is the start of {longest.path} (one chat copied twice): "
+                                  "the longer is read")
+            rest = [c for c in rest if c not in copies]
+            holder = next((c for c in rest if read_from(cursor.get(key), c.path)), rest[0])
+            for c in rest:
+                if c is holder:
+                    keys[c] = key
+                else:
+                    keys[c] = f"{key}{OWN_KEY}{c.project.name}"
+                    self.context.warn(f"gemini: {holder.path} and {c.path} have one name and hold different "
+                                      f"conversations: the second is kept as session <its id>{OWN_KEY}{c.project.name}")
+        return [(c, keys.get(c)) for c in chats]
+
+    def _read(self, chat: store.ChatFile, state: Any, known: dict[str, str], root: Path,
+              key: str | None = None) -> Session | None:
+        key = key or chat.key
         try:
             sig = file_signature(chat.path)
             if isinstance(state, dict) and same_signature(state.get("sig"), sig):
@@ -90,18 +136,31 @@ class GeminiConnector:
                 replayed = reader.replay_document(label, doc)
             else:
                 replayed = reader.replay_jsonl(label, read_jsonl(chat.path, stream=io.BytesIO(data)))
-            return reader.session(
+            session = reader.session(
                 replayed,
                 fallback_id=chat.key.rsplit("/", 1)[-1],
                 parent_id=chat.parent_id,
                 project_roots=store.project_roots(root, chat.project, known),
                 known_paths=list(known),
-                cursor_key=chat.key,
+                cursor_key=key,
                 cursor_value=value,
             )
+            if key != chat.key:  # one name in two project folders: this one has an id of its own
+                session.id = f"{session.id}{OWN_KEY}{chat.project.name}"
+            return session
         except Exception as e:  # a reader bug must not stop the other files
             self.context.warn(f"gemini: {chat.path}: cannot parse: {type(e).__name__}: {e}")
             return None
+
+
+OWN_KEY = "@"
+
+
+def _size(chat: store.ChatFile) -> int:
+    try:
+        return chat.path.stat().st_size
+    except OSError:
+        return -1
 
 
 def discover() -> list[dict[str, Any]]:

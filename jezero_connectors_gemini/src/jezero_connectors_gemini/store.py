@@ -37,9 +37,10 @@ def _chat(path: Path, project: Path, parent_id: str | None) -> ChatFile | None:
 
 
 def walk(root: Path, warn: Callable[[str], None]) -> list[ChatFile]:
-    """Every recording under `root/tmp`, one per key: a `.jsonl` wins over the `.json` it was
-    migrated from (resuming an old chat copies it into a `.jsonl` and leaves the `.json`)."""
-    found: dict[str, ChatFile] = {}
+    """Every recording under `root/tmp`, one per key in each project folder: a `.jsonl` wins
+    over the `.json` it was migrated from (resuming an old chat copies it into a `.jsonl` and
+    leaves the `.json`). One key in two project folders: both, in walk order."""
+    found: dict[tuple[str, str], ChatFile] = {}
 
     def listing(folder: Path) -> list[Path]:
         try:
@@ -59,9 +60,12 @@ def walk(root: Path, warn: Callable[[str], None]) -> list[ChatFile]:
     def keep(chat: ChatFile | None) -> None:
         if chat is None:
             return
-        held = found.get(chat.key)
+        # One per key and project folder: the same name in two project folders is two files
+        # (stores copied together, an old hash folder beside its slug), both returned
+        # (`GeminiConnector` tells them apart); before, the second was never read, silently.
+        held = found.get((chat.project.name, chat.key))
         if held is None or (held.document and not chat.document):
-            found[chat.key] = chat
+            found[(chat.project.name, chat.key)] = chat
 
     for project in listing(root / "tmp"):
         chats = project / "chats"
@@ -79,7 +83,11 @@ def walk(root: Path, warn: Callable[[str], None]) -> list[ChatFile]:
                 keep(_chat(entry, project, None))
             else:
                 odd(entry, _chat(entry, project, None))
-    return _each_file_once(root, list(found.values()), warn)
+    chats = list(found.values())
+    # A `.json` migrated into a `.jsonl` under another project folder (a hash folder renamed to
+    # its slug): the `.jsonl` wins there too, as it does in one folder.
+    with_lines = {c.key for c in chats if not c.document}
+    return _each_file_once(root, [c for c in chats if not (c.document and c.key in with_lines)], warn)
 
 
 def _each_file_once(root: Path, chats: list[ChatFile], warn: Callable[[str], None]) -> list[ChatFile]:

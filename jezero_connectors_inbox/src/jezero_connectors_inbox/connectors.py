@@ -101,8 +101,14 @@ class InboxGemini(_Hinted):
 
     def files(self) -> dict[str, Path]:
         from jezero_connectors_gemini import store as gemini_store
+        from jezero_connectors_gemini.connector import OWN_KEY
 
-        return {chat.key: chat.path for chat in gemini_store.walk(self.folder, lambda _m: None)}
+        # One chat name in two project folders: the second is read under `<key>@<project>`.
+        out: dict[str, Path] = {}
+        for chat in gemini_store.walk(self.folder, lambda _m: None):
+            out.setdefault(chat.key, chat.path)
+            out[f"{chat.key}{OWN_KEY}{chat.project.name}"] = chat.path
+        return out
 
 
 class InboxCopilot(_Hinted):
@@ -114,9 +120,14 @@ class InboxCopilot(_Hinted):
         super().__init__(folder, context, CopilotConnector(folder, context))
 
     def files(self) -> dict[str, Path]:
-        from jezero_connectors_copilot.connector import walk
+        from jezero_connectors_copilot.connector import own_key, walk
 
-        return {ref.key: ref.path for ref in walk(self.folder / "session-state", lambda _m: None)}
+        # A session's folder and a flat file of its id: the second read is `<id>@flat`/`@folder`.
+        out: dict[str, Path] = {}
+        for ref in walk(self.folder / "session-state", lambda _m: None):
+            out.setdefault(ref.key, ref.path)
+            out[own_key(ref)] = ref.path
+        return out
 
 
 class InboxOpenCode(_Hinted):

@@ -7,7 +7,8 @@ session found in both is read from the database.
 
 Cursor: one entry per session, keyed by its id, valued `{"fp": ...}`: from the database the
 session's `time_updated`, the count and newest change of its messages and the count of its parts, from JSON
-files a hash of their names, sizes and times. A session is read again only when that changes."""
+files a hash of their names, sizes and times and one of their signatures'
+checks (`JsonStore.fingerprint`). A session is read again only when that changes."""
 
 from __future__ import annotations
 
@@ -118,8 +119,8 @@ class OpenCodeConnector:
             if sid in seen:
                 continue
             seen.add(sid)
-            value = {"fp": store.fingerprint(sid, path)}
-            if cursor.get(sid) == value:
+            value = store.fingerprint(sid, path)
+            if store.unchanged(cursor.get(sid), value):
                 continue
             try:
                 raw = store.load(sid, path)

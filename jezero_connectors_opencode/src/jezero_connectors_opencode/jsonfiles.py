@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Callable
 
-from jezero.plugin import json_text
+from jezero.plugin import file_signature, json_text
 
 from .reader import Message, Raw, loads
 
@@ -41,20 +41,32 @@ class JsonStore:
                 found[path.stem] = path
         return found
 
-    def fingerprint(self, sid: str, session_file: Path) -> str:
-        """A hash of every file of the session (name, size, mtime): changes when any does."""
-        digest = hashlib.sha256()
+    def fingerprint(self, sid: str, session_file: Path) -> dict[str, str]:
+        """What tells whether any file of the session changed: {"fp": a hash of every file's name,
+        size and mtime, "check": a hash of their `file_signature` checks}. A file rewritten to the
+        same size with its mtime kept (a copy that keeps times, a restore, two writes in one coarse
+        tick) changes only "check": before it was kept, such a rewrite was never read again."""
+        digest, check = hashlib.sha256(), hashlib.sha256()
         files = [session_file]
         for message in self._files(self.storage / "message" / sid):
             files.append(message)
             files += self._files(self.storage / "part" / message.stem)
         for path in files:
             try:
-                st = path.stat()
+                size, mtime_ns, edges = file_signature(path)
             except OSError:
                 continue
-            digest.update(f"{path.relative_to(self.storage)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-        return digest.hexdigest()
+            name = f"{path.relative_to(self.storage)}"
+            digest.update(f"{name}\0{size}\0{mtime_ns}\n".encode("utf-8", "surrogateescape"))
+            check.update(f"{name}\0{edges}\n".encode("utf-8", "surrogateescape"))
+        return {"fp": digest.hexdigest(), "check": check.hexdigest()[:16]}
+
+    @staticmethod
+    def unchanged(stored: object, value: dict[str, str]) -> bool:
+        """Whether a cursor entry says the session is as `value` (its `fingerprint` now). One kept
+        before "check" was ({"fp": ...}) is trusted on its names, sizes and mtimes, as it was then:
+        re-reading every session once after an upgrade would cost a run over the whole store."""
+        return stored == value or stored == {"fp": value["fp"]}
 
     def load(self, sid: str, session_file: Path) -> Raw | None:
         warnings: list[str] = []
