@@ -30,3 +30,18 @@ def needs_plugin(dist: str):
     except PackageNotFoundError:
         missing = True
     return pytest.mark.skipif(missing, reason=f"{dist} is not installed (core-only run)")
+
+
+def stored_texts(library: Path) -> dict[str, str]:
+    """Each stored session's text (its items' originals in segment order), by session id."""
+    from jezero.store import open_readonly
+
+    conn = open_readonly(library)
+    try:
+        rows = conn.execute("SELECT session_id, original FROM items ORDER BY session_id, segment_index").fetchall()
+    finally:
+        conn.close()
+    out: dict[str, str] = {}
+    for sid, text in rows:
+        out[sid] = out.get(sid, "") + text
+    return out

@@ -23,7 +23,7 @@ import pytest
 from jezero import plugins
 from jezero.plugin.testing import Library
 from jezero.store import open_readonly
-from jz_support import SAMPLES, needs_samples
+from jz_support import SAMPLES, needs_samples, stored_texts
 
 SID = "7b0c3f7e-1111-4222-8333-944455556666"
 
@@ -50,15 +50,7 @@ def conversation(words: list[str], sid: str = SID, cwd: str = "/srv/app") -> byt
 
 
 def stored(lib: Library) -> dict[str, str]:
-    conn = open_readonly(lib.config.library_path())
-    try:
-        rows = conn.execute("SELECT session_id, original FROM items ORDER BY session_id, segment_index").fetchall()
-    finally:
-        conn.close()
-    out: dict[str, str] = {}
-    for sid, text in rows:
-        out[sid] = out.get(sid, "") + text
-    return out
+    return stored_texts(lib.config.library_path())
 
 
 def items(lib: Library) -> list[tuple]:

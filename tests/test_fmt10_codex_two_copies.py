@@ -8,7 +8,6 @@ that differ otherwise are said (the first is read, as before)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -10,14 +10,12 @@ one the cursor was read from (else the folder) under the id and the other as `<i
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
 from jezero import plugins
 from jezero.plugin.testing import Library
-from jezero.store import open_readonly
+from jz_support import stored_texts
 
 SID = "c0c0c0c0-1111-4222-8333-944455556666"
 
@@ -41,15 +39,7 @@ def events(words: list[str]) -> bytes:
 
 
 def stored(lib: Library) -> dict[str, str]:
-    conn = open_readonly(lib.config.library_path())
-    try:
-        rows = conn.execute("SELECT session_id, original FROM items ORDER BY session_id, segment_index").fetchall()
-    finally:
-        conn.close()
-    out: dict[str, str] = {}
-    for sid, text in rows:
-        out[sid] = out.get(sid, "") + text
-    return out
+    return stored_texts(lib.config.library_path())
 
 
 @pytest.mark.parametrize("flat_first", [False, True], ids=["both-at-once", "flat-stored-first"])

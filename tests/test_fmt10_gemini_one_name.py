@@ -19,8 +19,7 @@ import pytest
 
 from jezero import plugins
 from jezero.plugin.testing import Library
-from jezero.store import open_readonly
-from jz_support import SAMPLES, needs_samples
+from jz_support import SAMPLES, needs_samples, stored_texts
 
 SID = "5a5a5a5a-1111-4222-8333-944455556666"
 NAME = f"session-2026-03-01T10-00-{SID[:8]}.jsonl"
@@ -52,15 +51,7 @@ def put(root: Path, project: str, data: bytes) -> Path:
 
 
 def stored(lib: Library) -> dict[str, str]:
-    conn = open_readonly(lib.config.library_path())
-    try:
-        rows = conn.execute("SELECT session_id, original FROM items ORDER BY session_id, segment_index").fetchall()
-    finally:
-        conn.close()
-    out: dict[str, str] = {}
-    for sid, text in rows:
-        out[sid] = out.get(sid, "") + text
-    return out
+    return stored_texts(lib.config.library_path())
 
 
 def test_the_longer_copy_is_read(tmp_path):

@@ -4,7 +4,7 @@ newline. After the last piece, what is stored (items' texts, messages: role, tim
 order) must equal what one run over the whole file stores: nothing lost, nothing twice.
 
     uv run --locked python benchmarks/faults/growing.py [TYPE...]"""
-import json, os, shutil, sqlite3, subprocess, sys, tempfile, time
+import json, os, shutil, sqlite3, subprocess, sys, tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent

@@ -37,7 +37,7 @@ def main(types):
                 for op in ("delete", "move", "copy") if len(rel.parts) > 1 else ("delete",):
                     tmp = Path(tempfile.mkdtemp(prefix="moved-")); root = tmp / "s"; shutil.copytree(root0, root)
                     with Library(tmp / "lib", ctype, {"path": str(root)}) as lib:
-                        r1 = lib.run(); before = items(lib)
+                        lib.run(); before = items(lib)
                         g = root / rel
                         dest = other_folder(root, rel)
                         if op == "delete":

@@ -140,7 +140,7 @@ def main() -> int:
 
     import bench
     import semantic
-    from bench import NOW, RawIndex, aggregate, build_library, dedupe, half_key, score, table
+    from bench import NOW, RawIndex, aggregate, build_library, dedupe, score, table
     from chats import CHAT_KINDS, chat_specs
     from longchats import LONG_KINDS, long_chat_specs
     from queries import KINDS, QUERIES
