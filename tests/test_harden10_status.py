@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import socket
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -63,6 +64,29 @@ def test_status_says_an_older_schema_is_upgraded_by_the_next_run_and_changes_not
     assert digest(path) == before and version(path) == 8
     assert cli(config, "run").returncode == 0
     assert version(path) == LATEST and "schema version" not in cli(config, "status").stdout
+
+
+def test_while_a_command_runs_status_says_it_is_the_one_upgrading(library):
+    """A run upgrading the library now (its marker names a live process): status said the next
+    run would upgrade it, under the line saying a run is running. A killed one's marker: the next."""
+    path, config = library
+    proc = subprocess.Popen(["sleep", "60"])
+    try:
+        stat = Path(f"/proc/{proc.pid}/stat").read_text()
+        start = int(stat.rsplit(")", 1)[1].split()[19])
+        Path(str(path) + ".running").write_text(json.dumps({
+            "command": "jezero run", "pid": proc.pid, "host": socket.gethostname(), "process_start": start,
+            "started_at": "2026-12-04T22:00:00+00:00"}))
+        shown = cli(config, "status")
+        assert shown.returncode == 0, shown.stderr
+        assert f"`jezero run` is running (process {proc.pid}" in shown.stdout
+        assert f"schema version 8 (this jezero's is {LATEST}): the command running now upgrades it" in shown.stdout
+    finally:
+        proc.kill()
+        proc.wait()
+    shown = cli(config, "status")
+    assert "did not finish" in shown.stdout and "the next `jezero run` upgrades it" in shown.stdout, shown.stdout
+    assert version(path) == 8
 
 
 def test_status_says_a_newer_schema_stops_every_run(library):

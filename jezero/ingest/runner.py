@@ -93,15 +93,23 @@ def exclusive(config: Config, command: str = "jezero run"):
 def unfinished_run(config: Config) -> str | None:
     """What status says of a command that took the run lock and has not ended (its marker, see
     `exclusive`): still working, or stopped without ending (killed); None when there is none."""
+    found = _run_state(config)
+    return found[1] if found else None
+
+
+def _run_state(config: Config) -> tuple[str, str] | None:
+    """`unfinished_run`'s finding as (state, what to say): state "running" (this host's process
+    is there), "killed", or "elsewhere" (another host's: not known)."""
     try:
         found = json.loads(_marker(config).read_text(encoding="utf-8"))
         command, pid, started = str(found["command"]), int(found["pid"]), str(found["started_at"])
     except (OSError, ValueError, TypeError, KeyError):
         return None
     if found.get("host") != socket.gethostname() or sys.platform == "win32":  # (there os.kill ends a process)
-        return f"`{command}` started at {started} on {found.get('host')} and has not ended: still running, or stopped"
-    killed = (f"`{command}` started at {started} did not finish (killed, or the machine stopped): what it wrote "
-              f"is kept, and the next `{command}` goes on from there")
+        return "elsewhere", (f"`{command}` started at {started} on {found.get('host')} and has not ended: still "
+                             "running, or stopped")
+    killed = "killed", (f"`{command}` started at {started} did not finish (killed, or the machine stopped): what it "
+                        f"wrote is kept, and the next `{command}` goes on from there")
     try:
         os.kill(pid, 0)  # signal 0: only whether the process is there
     except ProcessLookupError:
@@ -111,7 +119,7 @@ def unfinished_run(config: Config) -> str | None:
     kept, now = found.get("process_start"), _process_start(pid)
     if kept is not None and now is not None and kept != now:
         return killed  # its number reused since by another process (a killed run's pid, days later)
-    return f"`{command}` is running (process {pid}, since {started})"
+    return "running", f"`{command}` is running (process {pid}, since {started})"
 
 
 def _process_start(pid: int) -> int | None:
@@ -422,8 +430,11 @@ def library_notes(config: Config) -> list[str]:
             notes.append(f"the library has schema version {version}, newer than this jezero knows ({LATEST}): "
                          "it reads it, but every run fails until jezero is upgraded")
         elif version < LATEST:
-            notes.append(f"the library has schema version {version} (this jezero's is {LATEST}): the next "
-                         "`jezero run` upgrades it, in one transaction per step; nothing stored is lost")
+            # a run that is working now is upgrading it (its marker is written before it opens the library)
+            running = (_run_state(config) or ("",))[0] == "running"
+            by = "the command running now upgrades it" if running else "the next `jezero run` upgrades it"
+            notes.append(f"the library has schema version {version} (this jezero's is {LATEST}): {by}, in one "
+                         "transaction per step; nothing stored is lost")
         names = {c.name for c in config.connectors}
         others = [(source, n) for source, n in conn.execute("SELECT source, count(*) FROM items GROUP BY source")
                   if source not in names]
