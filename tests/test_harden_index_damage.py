@@ -168,3 +168,21 @@ def test_an_index_damaged_under_an_open_reader_is_rebuilt_by_the_next_write(buil
         assert engines.sync("tantivy", library) == 0
     finally:
         engines.forget()
+
+
+def test_a_rebuild_removes_what_a_discard_killed_midway_left(built, tmp_path):
+    """A damaged index is renamed `<folder>.damaged-<pid>` and then deleted; a kill between the
+    two left the renamed folder (as large as the index) for good. The next rebuild removes it,
+    and only it (the messages index's folder and other names beside it stay)."""
+    from jezero_index_tantivy.index import folder_for
+
+    _, _, rebuilt = built
+    cfg, library = copy(built, tmp_path)
+    items = folder_for(library)
+    left = items.with_name(items.name + ".damaged-4242")
+    shutil.copytree(items, left)
+    other = items.with_name(items.name + ".kept")
+    other.mkdir()
+    cli(cfg, "reindex")
+    assert not left.exists() and other.is_dir()
+    assert answers(library, "tantivy") == (rebuilt, {"tantivy"})

@@ -8,6 +8,7 @@ matches; FTS5 scores every match before its LIMIT, and its trigram lists are lon
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import math
@@ -464,10 +465,19 @@ class DerivedIndex:
     def _discard(self) -> None:
         self._index = None
         self._state = (None, None)
+        self._remove_aside()
         aside = self.folder.with_name(f"{self.folder.name}.damaged-{os.getpid()}")
-        shutil.rmtree(aside, ignore_errors=True)
         os.rename(self.folder, aside)
         shutil.rmtree(aside, ignore_errors=True)
+
+    def _remove_aside(self) -> None:
+        """Remove what a discard killed between its rename and its delete left beside the index
+        (`<folder>.damaged-<pid>`, as large as the index was): with the catch-up lock held no
+        other process is discarding. Called by every discard and every rebuild."""
+        for aside in self.folder.parent.glob(f"{glob.escape(self.folder.name)}.damaged-*"):
+            if aside.is_dir() and not aside.is_symlink():
+                log.warning("removing %s, left by a rebuild that was stopped", aside)
+                shutil.rmtree(aside, ignore_errors=True)
 
     @contextmanager
     def _locked(self, blocking: bool):
@@ -604,6 +614,7 @@ class DerivedIndex:
                     # commit lists and tantivy removes only at a commit: each killed retry added its
                     # own (3 kills at 8,000 items: 119 MB beside a 106 MB index).
                     writer.garbage_collect_files()
+                    self._remove_aside()
                     writer.delete_all_documents()
                     written = self._add_all(_Parts(writer, count, self.rebuild_part) if parted else writer, conn)
                 else:
