@@ -16,11 +16,13 @@ import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from jz_support import jezero_command
+from jz_support import jezero_command, needs_plugin
 from jezero.store import ItemRecord, Store
 from jezero.store.messages import MessageRecord
 from jezero.store.migrations import LATEST
 from test_harden_disk_full import fill, mounts  # noqa: F401 (the fixture)
+
+pytestmark = needs_plugin("jezero-connectors-claude")  # the config names a claude connector
 
 T0 = datetime(2025, 1, 6, 9, tzinfo=timezone.utc)
 WORDS = "deploy rollback canary migration vacuum checkpoint flaky retry timeout webhook invoice cache".split()

@@ -21,8 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from jz_support import jezero_command
+from jz_support import jezero_command, needs_plugin
 from jezero.store.migrations import LATEST
+
+pytestmark = needs_plugin("jezero-connectors-claude")  # the config names a claude connector
 
 FIXTURE = Path(__file__).parent / "data" / "main-e85cee8-library.sqlite3"  # schema 8: 13 claude items, 1 codex
 
