@@ -79,3 +79,15 @@ def test_the_page_is_the_same_for_a_smaller_limit(tmp_path, engine, monkeypatch)
     with open_readonly(path) as conn:
         assert "pratt" not in [h["session_id"] for h in search(conn, QUERY, options=SearchConfig(engine=engine),
                                                                 now=NOW, limit=3)]
+
+
+def test_a_longer_answer_starts_with_the_page(tmp_path, engine, monkeypatch):  # noqa: F811
+    """A search for 20 gives the rules the same page of 10 and goes on with the fused order: its
+    first 10 are a search for 10's. Before, the rules read all 20 hits; among 20, `parser` is in
+    more than half (the config sessions), so it no longer told the page apart and `pratt` fell."""
+    monkeypatch.setattr(rules, "LANE_MAX_ROWS", 10)
+    path = library(tmp_path, engine)
+    with open_readonly(path) as conn:
+        ten, twenty = (search(conn, QUERY, options=SearchConfig(engine=engine), now=NOW, limit=n) for n in (10, 20))
+    assert len(twenty) == 20 and twenty[0]["session_id"] == "pratt"
+    assert [h["session_id"] for h in twenty][:10] == [h["session_id"] for h in ten]

@@ -83,8 +83,11 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
     items = items_ranked(item_hits, lane, read)
     if rules.CAPPED_ALONE and ranked[0].sessions:
         ranked[0] = messages_ranked(lane, {(h["source"], h["session_id"]) for h in item_hits}, items.gate)
-    # the rules below read the fused order's first PAGE_HITS at least, whatever the limit
+    # The rules below read the fused order's first PAGE_HITS, whatever the limit; a longer answer
+    # is that page followed by the fused order's next hits, so that its first hits are a shorter
+    # answer's (before, a search for 20 gave its rules 20 hits: a hit 4th at 10 could be 5th at 20).
     fused = fuse(conn, [items] + ranked, max(limit, rules.PAGE_HITS), explain=explain, arrange=arrange)
+    fused, after = fused[:rules.PAGE_HITS], fused[rules.PAGE_HITS:]
     if rules.MORE_WORDS_HELD and lane:
         fused = more_words_held_first(fused, lane, read, item_hits)
     if rules.ITEMS_ON_NEAR_TIE and lane:
@@ -93,7 +96,8 @@ def search(conn: apsw.Connection, query: str, lanes: Sequence[str], items_lane: 
         fused = page_words_first(conn, fused, lane, time_budget_ms)
     if rules.NAMES_READ and lane:
         fused = names_read_first(conn, query, fused, lane, time_budget_ms)
-    hits = Hits((current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused)[:limit])
+    page = current_first(fused, item_hits, lane, reorder, conn=conn) if reorder else fused
+    hits = Hits((list(page) + after)[:limit])
     hits.cut = lane.cut or getattr(item_hits, "cut", False) or getattr(read, "cut", False)
     hits.notes = notes
     return hits

@@ -308,11 +308,13 @@ NAMES_READ = True
 # 200 queries and the fused search's p50 / p99 over the items' stayed 1.77-1.79x / 1.29-1.31x
 # (1.70-1.81x / 1.37x with it off, the runs interleaved): within issue 12's 2x budget.
 PAGE_WORDS = True
-# The rules after fusion (MORE_WORDS_HELD to the fused current-first) read at least this many of
-# the fused order's first hits, and the answer is then cut to the limit: PAGE_WORDS's page is the
-# same for every limit, so a search for 3 hits gives the first 3 of a search for 10 (with the page
-# cut to 3, `plume parser implementation` read three plume sessions holding `plume` alone). The
-# default page (search's limit).
+# The rules after fusion (MORE_WORDS_HELD to the fused current-first) read this many of the fused
+# order's first hits, and the answer is then cut to the limit (a longer one goes on with the fused
+# order's next hits): the page is the same for every limit, so a search for 3 hits gives the first
+# 3 of a search for 10, and one for 20 starts with it (with the page cut to 3, `plume parser
+# implementation` read three plume sessions holding `plume` alone; until 2026-12-04 a search for 20
+# gave the rules 20 hits, and its first 10 could differ from a search for 10's). The default page
+# (search's limit).
 PAGE_HITS = 10
 
 # A plain word of the query that is common only through its other forms (terms.word_forms: the
