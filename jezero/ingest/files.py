@@ -265,20 +265,22 @@ def same_signature(stored: Any, sig: list[int]) -> bool:
     return stored == sig or (len(stored) == 2 and stored == sig[:2])
 
 
-def is_start_of(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """Whether the bytes of file `a` are the start of file `b`'s (or all of them): one transcript
-    copied at two moments. False when either cannot be read."""
+def longer_copy(a: str | os.PathLike, b: str | os.PathLike) -> str | os.PathLike | None:
+    """When one file's bytes are the start of the other's (one transcript copied at two moments),
+    the longer of the two (`a` when they are equal); None when they differ, or either cannot be
+    read. One pass over the shorter."""
     chunk = 1 << 16
     try:
         with open(a, "rb") as fa, open(b, "rb") as fb:
             while True:
                 x, y = fa.read(chunk), fb.read(chunk)
-                if not y.startswith(x):
-                    return False
-                if len(x) < chunk:
-                    return True
+                n = min(len(x), len(y))
+                if x[:n] != y[:n]:
+                    return None
+                if len(x) < chunk or len(y) < chunk:  # the end of one (or both): the other holds it whole
+                    return a if len(x) >= len(y) else b
     except OSError:
-        return False
+        return None
 
 
 def read_from(state: Any, path: str | os.PathLike) -> bool:

@@ -13,7 +13,7 @@ project-hint resolver needs is here; the rest of `jezero` is private and free to
 - the file helpers a file-based connector needs: `read_jsonl` (tolerant, leaves a half-written
   last line for the next run) and `JsonlStream` (the same, line by line, for files of any size),
   `damage_warnings` (what such a read replaced or left out), `file_signature` and `same_signature` (for cursors),
-  `is_start_of` and `read_from` (one transcript name found twice: a copy of the other's start? the file a cursor
+  `longer_copy` and `read_from` (one transcript name found twice: is one a copy of the other's start? the file a cursor
   entry was read from?), `not_a_file` (what a
   path named like a transcript is when it is not a file: for a walk's warning), `json_text` (a file's bytes as JSON text: bad bytes
   replaced, a byte order mark dropped), `read_json` (`json.loads` that raises only ValueError,
@@ -40,8 +40,8 @@ from jezero.ingest.files import (
     damage_warnings,
     expand,
     file_signature,
-    is_start_of,
     json_text,
+    longer_copy,
     not_a_file,
     parse_time,
     read_from,
@@ -87,6 +87,6 @@ __all__ = [
     "ACTIONS", "ATOM_TYPES", "KINDS", "MAX_ATOMS", "ROLES", "MAX_JSON_DEPTH", "SUMMARY_MAX_CHARS", "TITLE_MAX_CHARS", "TOOL_TEXT_LIMIT",
     "Atom", "Block", "Connector", "ConnectorContext", "ConnectorType", "DemoSession", "Embedder", "EmbedderNotReady", "FolderPath", "JsonlRead", "JsonlStream",
     "Options", "ProjectHints", "Redactor", "Segment", "Session", "Summarizer", "SummarizerConfig", "SummarizerType",
-    "Summary", "Turn", "Usage", "clip", "damage_warnings", "expand", "file_signature", "hookimpl", "is_start_of", "read_from", "same_signature", "json_text", "lookup_env", "not_a_file", "parse_time",
+    "Summary", "Turn", "Usage", "clip", "damage_warnings", "expand", "file_signature", "hookimpl", "longer_copy", "read_from", "same_signature", "json_text", "lookup_env", "not_a_file", "parse_time",
     "read_json", "read_jsonl", "read_options", "slug", "strip_ansi", "title_line", "utc",
 ]

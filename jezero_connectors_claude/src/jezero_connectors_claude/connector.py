@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, is_start_of, expand, file_signature, json_text, read_json,
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, json_text, longer_copy, read_json,
                            read_options, same_signature)
 
 from jezero_connectors_claude.actions import annotate
@@ -167,7 +167,7 @@ def own_ids(files: list[TranscriptFile], cursor: dict[str, Any]) -> tuple[OwnIds
         for tf in rest:
             if tf is holder:
                 continue
-            if is_start_of(holder.path, tf.path) or is_start_of(tf.path, holder.path):
+            if longer_copy(holder.path, tf.path) is not None:
                 warnings.append(f"{holder.key} and {tf.key} have one name, so one session id ({stem}), and "
                                 "one is a copy of the start of the other: read as one session, the longer kept")
                 continue

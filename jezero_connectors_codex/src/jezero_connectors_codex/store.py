@@ -19,7 +19,7 @@ from typing import BinaryIO, Callable
 
 import zstandard
 
-from jezero.plugin import is_start_of, not_a_file, read_json
+from jezero.plugin import longer_copy, not_a_file, read_json
 
 SESSIONS = "sessions"
 ARCHIVED = "archived_sessions"
@@ -97,20 +97,14 @@ def pick(refs: list[RolloutFile], warn: Callable[[str], None]) -> RolloutFile:
     for other in refs[1:]:
         if best.compressed or best.document or other.compressed or other.document:
             continue  # (a compressed copy is made from the plain one; documents supersede each other)
-        if _size(other) > _size(best) and is_start_of(best.path, other.path):
-            warn(f"{best.path} is the start of {other.path} (one rollout copied twice): the longer is read")
-            best = other
-        elif not is_start_of(other.path, best.path) and not is_start_of(best.path, other.path):
+        kept = longer_copy(best.path, other.path)
+        if kept is None:
             warn(f"{best.path} and {other.path} are one rollout id holding different lines: only the first is read "
                  "(move one out)")
+        elif kept is not best.path:  # (equal copies: `best`)
+            warn(f"{best.path} is the start of {other.path} (one rollout copied twice): the longer is read")
+            best = other
     return best
-
-
-def _size(ref: RolloutFile) -> int:
-    try:
-        return ref.path.stat().st_size
-    except OSError:
-        return -1
 
 
 def load(ref: RolloutFile) -> bytes:

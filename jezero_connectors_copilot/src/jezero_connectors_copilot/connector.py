@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, is_start_of, not_a_file,
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, expand, file_signature, longer_copy, not_a_file,
                            read_from, read_jsonl,
                            read_options, same_signature, title_line)
 
@@ -70,13 +70,6 @@ def _own_suffix(ref: EventFile) -> str:
 def own_key(ref: EventFile) -> str:
     """The cursor key of a session's second event log, kept apart (`CopilotConnector._apart`)."""
     return ref.key + _own_suffix(ref)
-
-
-def _size(ref: EventFile) -> int:
-    try:
-        return ref.path.stat().st_size
-    except OSError:
-        return -1
 
 
 def walk(state: Path, warn: Callable[[str], None]) -> list[EventFile]:
@@ -173,9 +166,9 @@ class CopilotConnector:
                     out.extend(group)  # the other keeps the id
                     break
             else:
-                if is_start_of(flat.path, folder.path) or is_start_of(folder.path, flat.path):
-                    longer = max(group, key=_size)
-                    shorter = flat if longer is folder else folder
+                kept = longer_copy(folder.path, flat.path)  # (equal copies: the folder's)
+                if kept is not None:
+                    longer, shorter = (folder, flat) if kept is folder.path else (flat, folder)
                     self.context.warn(f"copilot: {shorter.path} is the start of {longer.path} (one session copied "
                                       "twice): the longer is read")
                     out.append(longer)

@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 from typing import Any, Iterator
 
-from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, is_start_of, read_from, file_signature, json_text, read_json,
+from jezero.plugin import (ConnectorContext, FolderPath, Options, Session, file_signature, longer_copy, read_from, json_text, read_json,
                            read_jsonl, read_options, same_signature)
 
 from . import reader, store
@@ -82,7 +82,7 @@ class GeminiConnector:
                 continue
             # Copies of one chat taken at two moments: the longest holds them all.
             longest = max(rest, key=_size)
-            copies = [c for c in rest if c is not longest and is_start_of(c.path, longest.path)]
+            copies = [c for c in rest if c is not longest and longer_copy(longest.path, c.path) is longest.path]
             for c in copies:
                 keys[c] = None
                 self.context.warn(f"gemini: {c.path} is the start of {longest.path} (one chat copied twice): "
