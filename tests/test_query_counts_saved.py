@@ -110,3 +110,10 @@ def test_the_file_keeps_the_last_states_and_replaces_the_json_file(tmp_path):
     assert persisted.lookup(library, f"state{persisted.STATES_KEPT + 1}", ("abc", "bcd")) == persisted.STATES_KEPT + 1
     forget_all()
     assert persisted.load(library, "state3") == {("abc", "bcd"): 3}
+
+
+def test_the_file_is_its_owners_alone(tmp_path):
+    library = str(tmp_path / "lib.sqlite3")
+    forget_all()
+    persisted.record(library, "s", ("abc",), 1)
+    assert persisted.path_for(library).stat().st_mode & 0o777 == 0o600

@@ -65,6 +65,8 @@ class _File:
         self.pid = os.getpid()
         self.states: dict[str, int] = {}  # state -> its row in `states`, once written or read
         path = path_for(library)
+        if not path.exists():  # the words searched for: readable by the library's owner only, as the library
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
         self.conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
         try:
             self.conn.set_busy_timeout(BUSY_MS)
@@ -113,7 +115,7 @@ def _file(library: str) -> _File | None:
             return f
         try:
             f = _File(library)  # (a forked child opens its own: a connection is not shared across fork)
-        except apsw.Error as e:
+        except (apsw.Error, OSError) as e:
             log.debug("term counts not kept beside %s: %s", library, e)
             f = None
         _files[library] = f
