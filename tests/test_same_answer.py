@@ -98,7 +98,7 @@ def test_a_relevance_is_the_same_whichever_plan_added_it():
 
 def test_the_same_search_is_answered_alike_cold_warm_and_in_other_processes(library):
     now = datetime.fromisoformat(NOW).astimezone(timezone.utc)
-    counts = Path(f"{library}.term-counts.json")
+    counts = Path(f"{library}.term-counts.sqlite3")
     assert not counts.exists()  # cold: a new library, nothing learnt or saved yet
     cold = answers(library, now)
     assert any('"items":[{' in a for a in cold), "the queries find nothing: the test proves nothing"

@@ -58,3 +58,35 @@ def test_one_read_per_lane_and_each_lookup_once(library):
         assert first == [fresh.session_holds(key, word) for key, word in asked]
         assert first == [word == '"walnut"' and i % 2 == 1 or word == '"pecan"' and i % 2 == 0
                          for i in range(4) for word in ('"walnut"', '"pecan"', '"fig"')]
+
+
+def test_a_sessions_item_ranges_are_read_from_indexes_alone(tmp_path):
+    """Each item's first and last message id of a session, as grouping its messages gives them
+    (two segments, and an item without messages left out), read without the messages' table
+    rows: grouping ~50 rows a session through the table was most of a range read (load11)."""
+    records = []
+    for segment, texts in enumerate([["fig one", "fig two"], ["plum three"], []]):
+        start = T0 + timedelta(hours=segment)
+        msgs = [MessageRecord("user", t, start + timedelta(minutes=j), None) for j, t in enumerate(texts)]
+        records.append(ItemRecord(uid=f"s:x:{segment}", source="claude-local", agent="a", session_id="x",
+                                  segment_index=segment, occurred_at=start + timedelta(minutes=5),
+                                  title=f"part {segment}", summary="notes", questions=[], atoms=[], original="o",
+                                  content_hash=str(segment), summarizer="t", summary_schema=1, project="shop",
+                                  messages=msgs))
+    path = tmp_path / "library.sqlite3"
+    with Store(path) as store:
+        store.write(records)
+    with open_readonly(path) as conn:
+        grouped = conn.execute("SELECT item_id, min(id), max(id) FROM messages WHERE source = 'claude-local' "
+                               "AND session_id = 'x' GROUP BY item_id").fetchall()
+        assert len(grouped) == 2
+        read = TranscriptRead(conn, _lane())
+        statements = []
+        conn.exec_trace = lambda cursor, sql, bindings: statements.append((sql, bindings)) or True
+        assert read.session_holds(("claude-local", "x"), '"plum"')
+        conn.exec_trace = None
+        assert read.ranges[("claude-local", "x")] == grouped
+        sql, bindings = next((s, b) for s, b in statements if "MATCH" not in s)
+        plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", bindings)]
+        searches = [step for step in plan if step.startswith(("SEARCH", "SCAN"))]
+        assert searches and all("COVERING INDEX" in step for step in searches), plan

@@ -408,7 +408,7 @@ def _in_parts(conn, index: stats.IndexStats, kept: list[Term], filters: _Filters
             hit = rare.find(conn, index, t, fold)
             if hit is not None:
                 found[t] = hit
-                stats.remember(index, t, hit.n)
+                stats.remember(index, t, hit.n, share=True)
                 continue
         est = stats.estimated_rows(conn, index, t)
         if est is None:

@@ -17,8 +17,9 @@ things keep that cost off the common path:
 - a cache of the exact counts per library file and index state (FTS5 rewrites its structure
   record, rowid 10 of `items_fts_data`, on every change, so the record's bytes identify a state;
   rowid 1 holds N and the token totals bm25 uses). Any write starts a fresh cache of counts.
-  The counts of a state are also saved beside the library (persisted.py), so a new process
-  starts with them while the library has not changed.
+  The counts of a state are also stored beside the library as they are made (persisted.py), so
+  that another process (a server's other workers, a new process) looks a term up there rather
+  than counting it again while the library has not changed.
 
 Nothing here writes to the library: the sample and the counts are plain SELECTs.
 """
@@ -72,7 +73,6 @@ class IndexStats:
     lock: threading.Lock = field(default_factory=threading.Lock)
     library: str = ""  # the library file, where the counts are saved (persisted.py)
     state: str = ""  # this state's id in that file
-    saved_at: list = field(default_factory=lambda: [0.0])
 
     @property
     def half(self) -> int:
@@ -160,11 +160,10 @@ def classify(conn: apsw.Connection, stats: IndexStats, terms: list[Term]) -> tup
                 kept.append(t)
                 continue
             try:
-                n = count_rows(conn, t, limit=stats.half)
+                n = counted(conn, stats, t)
             except apsw.InterruptError:
                 kept.append(t)
                 continue
-            remember(stats, t, n)
         (floored if stats.floored(n) else kept).append(t)
     return kept, floored
 
@@ -185,8 +184,17 @@ def exact_count(conn: apsw.Connection, stats: IndexStats, term: Term) -> int:
     count stops at N/2, which is all bm25 needs to know."""
     with stats.lock:
         n = stats.counts.get(term.key)
+    return counted(conn, stats, term) if n is None else n
+
+
+def counted(conn: apsw.Connection, stats: IndexStats, term: Term) -> int:
+    """A term's n that this process does not know yet: as another process stored it for this
+    index state (persisted.py), else counted here (and stored for the others)."""
+    n = persisted.lookup(stats.library, stats.state, term.key) if stats.library else None
     if n is None:
         n = count_rows(conn, term, limit=stats.half)
+        remember(stats, term, n, share=True)
+    else:
         remember(stats, term, n)
     return n
 
@@ -199,16 +207,16 @@ def count_rows(conn: apsw.Connection, term: Term, *, limit: int) -> int:
     ).fetchone()[0]
 
 
-def remember(stats: IndexStats, term: Term, n: int) -> None:
+def remember(stats: IndexStats, term: Term, n: int, share: bool = False) -> None:
+    """Keep a count for this index state; `share`: also store it for other processes."""
     if stats.token is None:
         return
     with stats.lock:
         if len(stats.counts) >= CACHED_TERMS:
             stats.counts.clear()
         stats.counts[term.key] = n
-        counts = dict(stats.counts) if stats.library else None
-    if counts is not None:
-        persisted.maybe_save(stats.library, stats.state, counts, stats.saved_at)
+    if share and stats.library:
+        persisted.record(stats.library, stats.state, term.key, n)
 
 
 def sample_share(conn: apsw.Connection, stats: IndexStats, term: Term) -> float | None:
