@@ -2,9 +2,9 @@
 takes their secrets out of everything the library holds, through the real CLI in a subprocess on
 a real SQLite file.
 
-The "new" redactor is a plugin module registered through the same hook as the built-in one, by
-a launcher that adds it to the plugin host's built-in list before the CLI starts (EXTRA_ENV set);
-without EXTRA_ENV the same launcher is a plain `jezero`. Its secrets are made-up strings that the
+The "new" redactor is a plugin, a real distribution on PYTHONPATH registered through the same
+hook as the built-in one, that registers its redactor only when EXTRA_ENV is set: the first
+ingest runs without it, as before the user installed it. Its secrets are made-up strings that the
 built-in rules do not know, so the first ingest stores them as a user's library would."""
 
 from __future__ import annotations
@@ -13,14 +13,13 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from datetime import datetime, timedelta, timezone
 
 import apsw
 import pytest
 
-from jz_support import needs_plugin
+from jz_support import jezero_command, needs_plugin
 from jezero.demo import SessionSpec, Turn
 from jezero.store import open_readonly
 
@@ -37,6 +36,9 @@ PLUGIN = textwrap.dedent('''
     SECRETS = {secrets!r}
     calls = [0]
     kill_at = int(os.environ.get("JZ_TEST_KILL_AT", "0"))
+    if os.environ.get("JZ_TEST_BATCH"):  # smaller transactions, so that a kill can fall between two
+        import jezero.ingest.reredact
+        jezero.ingest.reredact.ITEMS_PER_TRANSACTION = int(os.environ["JZ_TEST_BATCH"])
 
     def redact(text):
         calls[0] += 1
@@ -48,30 +50,36 @@ PLUGIN = textwrap.dedent('''
 
     @hookimpl
     def register_redactors(register):
-        register("customer", redact)
-''').format(secrets=SECRETS)
+        if os.environ.get("{env}"):  # the redactor installed after the first ingest
+            register("customer", redact)
 
-LAUNCHER = textwrap.dedent('''
-    import os, sys
-    if os.environ.get("{env}"):
-        sys.path.insert(0, os.environ["{env}"])
-        import jezero.plugins
-        jezero.plugins.BUILTIN_PLUGINS += ("jz_extra_redactor",)
-    if os.environ.get("JZ_TEST_BATCH"):
-        import jezero.ingest.reredact
-        jezero.ingest.reredact.ITEMS_PER_TRANSACTION = int(os.environ["JZ_TEST_BATCH"])
-    sys.argv[0] = "jezero"
-    from jezero.cli import main
-    main()
-''').format(env=EXTRA_ENV)
+    @hookimpl
+    def register_embedders(register):
+        from jezero.plugin.testing import HashingEmbedder
+        register("hashing", lambda options: HashingEmbedder(**options), description="tests")
+''').format(secrets=SECRETS, env=EXTRA_ENV)
+
+
+def plugin_site(tmp_path):
+    """A real installed distribution on PYTHONPATH (as test_semantic.py makes one): the
+    customer redactor (on when EXTRA_ENV is set) and the hashing embedder."""
+    site = tmp_path / "site"
+    if not site.exists():
+        site.mkdir()
+        (site / "jz_extra_redactor.py").write_text(PLUGIN)
+        info = site / "jz_extra_redactor-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jz_extra_redactor\nVersion: 0.1\n")
+        (info / "entry_points.txt").write_text("[jezero.connectors]\njz_extra_redactor = jz_extra_redactor\n")
+    return site
 
 
 def jezero(tmp_path, *args, extra=True, env=None, check=True):
-    full = {**os.environ, **(env or {})}
+    full = {**os.environ, **(env or {}), "PYTHONPATH": str(plugin_site(tmp_path))}
     full.pop(EXTRA_ENV, None)
     if extra:
-        full[EXTRA_ENV] = str(tmp_path / "plugin")
-    proc = subprocess.run([sys.executable, "-c", LAUNCHER, "--config", str(tmp_path / "config.toml"), *args],
+        full[EXTRA_ENV] = "1"
+    proc = subprocess.run([*jezero_command(), "--config", str(tmp_path / "config.toml"), *args],
                           capture_output=True, text=True, env=full, timeout=300)
     if check:
         assert proc.returncode == 0, proc.stderr
@@ -91,17 +99,18 @@ def session(i, start, *, secret_first=False):
                        id=f"00000000-0000-4000-8000-{i:012d}")
 
 
-def library_with_secrets(tmp_path, n=6, engine=None):
+def library_with_secrets(tmp_path, n=6, engine=None, semantic=False):
     """A library ingested by plain `jezero run` (the customer redactor not there yet)."""
     from jezero_connectors_claude.demo import write_claude
 
-    (tmp_path / "plugin").mkdir()
-    (tmp_path / "plugin" / "jz_extra_redactor.py").write_text(PLUGIN)
     start = datetime(2026, 3, 1, tzinfo=timezone.utc)
     specs = [session(i, start, secret_first=(i == 0)) for i in range(n)]
     for spec in specs:
         write_claude(tmp_path / "sessions", spec)
     search = f'[search]\nengine = "{engine}"\n' if engine else ""
+    if semantic:
+        search += '[semantic]\nenabled = true\nembedder = "hashing"\n'
+
     (tmp_path / "config.toml").write_text(f"""
 [storage]
 path = "{tmp_path / 'lib.sqlite3'}"
@@ -299,7 +308,6 @@ def test_redact_waits_for_no_run_it_is_refused_while_one_holds_the_lock(tmp_path
 
 
 def test_redact_refuses_a_library_on_another_backend(tmp_path):
-    (tmp_path / "plugin").mkdir()
     (tmp_path / "config.toml").write_text('[storage]\nbackend = "postgres"\nurl_env = "JZ_NO_SUCH_URL"\n')
     refused = jezero(tmp_path, "redact", check=False)
     assert refused.returncode == 2
@@ -331,3 +339,33 @@ def test_redact_rebuilds_a_derived_index_so_it_keeps_no_old_text(tmp_path):
     after = segment_files(tmp_path)
     assert after and not (before & after), sorted(p.name for p in before & after)
     assert json.loads(jezero(tmp_path, "search", "refund", "--json").stdout)
+
+
+def test_redact_drops_the_changed_items_vectors_and_embed_makes_them_again(tmp_path):
+    pytest.importorskip("numpy", reason="the semantic lane needs numpy (core-only run)")
+    pytest.importorskip("sqlite_vec", reason="the semantic lane needs sqlite-vec (core-only run)")
+    library, specs = library_with_secrets(tmp_path, semantic=True)
+    items = rows(library, "SELECT count(*) FROM items")[0][0]
+    assert rows(library, "SELECT count(*) FROM item_vector_state")[0][0] == items
+    windows = rows(library, "SELECT count(*) FROM message_windows")[0][0]
+    assert windows >= items
+
+    report = json.loads(jezero(tmp_path, "redact", "--json").stdout)
+    assert report["vectors_dropped"] == report["items_changed"] == items
+    # no vector made from the old text is left: the items are behind until `jezero embed`
+    assert rows(library, "SELECT count(*) FROM item_vector_state")[0][0] == 0
+    assert rows(library, "SELECT count(*) FROM message_windows")[0][0] == 0
+    conn = open_readonly(library)
+    try:
+        from jezero.store import vectors
+
+        vectors.load_extension(conn)
+        assert vectors.counts(conn) == {"items": 0, "windows": 0}
+        assert conn.execute("SELECT count(*) FROM window_bits").fetchone()[0] == 0
+    finally:
+        conn.close()
+    assert "embedded" in jezero(tmp_path, "status").stdout
+
+    jezero(tmp_path, "embed")
+    assert rows(library, "SELECT count(*) FROM item_vector_state")[0][0] == items
+    assert rows(library, "SELECT count(*) FROM message_windows")[0][0] == windows
