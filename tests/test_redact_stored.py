@@ -191,6 +191,8 @@ def test_redact_takes_a_later_redactors_secrets_out_of_everything_stored(tmp_pat
     # (session 0's first prompt), as the pipeline would name the segment now
     moved = {b[1] for a, b in zip(after, before) if a[1] != b[1]}
     assert moved == {b[1] for b in before if SECRETS[0] in b[2].split("\n[", 1)[0]} and len(moved) == 1
+    called = {r[0] for r in rows(library, "SELECT uid FROM summarizer_calls")}
+    assert called and called <= {r[1] for r in after}  # the call log follows the rename
     assert all(h == hashlib.sha256(o.encode()).hexdigest() for _, _, o, h in after)
     assert all("[REDACTED:customer]" in o for _, _, o, _ in after)
     # what the redactor leaves is still found

@@ -35,6 +35,7 @@ uid and its summary is copied from the twin with the same content hash (no summa
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 from contextlib import suppress
@@ -57,6 +58,9 @@ ITEM_VECTOR_TABLES = ("item_floats", "item_bits")
 # In meta from a pass's first change until its indexes are merged and a derived index rebuilt: a
 # pass killed in between leaves it, and the next one finishes that part even with nothing to change.
 PENDING = "redact_pending"
+# renamed_uid tries the original's prefix up to each of its first this many block headers as the
+# first block (a block's text may hold a line that reads as a header); past it the uid is kept.
+FIRST_BLOCK_CANDIDATES = 16
 
 
 @dataclass
@@ -219,6 +223,7 @@ def _pass(db, clean, report: RedactReport, progress, *, write: bool, vectors: bo
 def _batch(db, rows, clean, report: RedactReport, write: bool, vectors: bool) -> None:
     sources = {}
     changed_items: set[int] = set()
+    renamed: dict[str, str] = {}
     for item_id, source, uid, session_id, segment_index, *texts in rows:
         report.items_checked += 1
         sources[item_id] = source
@@ -229,6 +234,8 @@ def _batch(db, rows, clean, report: RedactReport, write: bool, vectors: bool) ->
         if write:
             original = new["original"]
             new_uid = renamed_uid(db, item_id, uid, source, session_id, segment_index, texts[-1], original, clean)
+            if new_uid != uid:
+                renamed[uid] = new_uid
             db.execute("UPDATE items SET uid=?, title=?, summary=?, questions=?, atoms=?, original=?, content_hash=?, "
                        "updated_at=? WHERE id=?",
                        (new_uid, new["title"], new["summary"], json.dumps(new["questions"], ensure_ascii=False),
@@ -238,6 +245,12 @@ def _batch(db, rows, clean, report: RedactReport, write: bool, vectors: bool) ->
             db.execute("DELETE FROM items_fts WHERE rowid=?", (item_id,))
             db.execute("INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) VALUES(?, ?, ?, ?, ?, ?)",
                        (item_id, *fts_row(new["title"], new["summary"], new["questions"], new["atoms"], project)))
+    if renamed:  # the call log names items by uid (no index on it: one scan for the batch)
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS redact_renamed(old TEXT PRIMARY KEY, new TEXT NOT NULL)")
+        db.execute("DELETE FROM temp.redact_renamed")
+        db.executemany("INSERT INTO temp.redact_renamed(old, new) VALUES(?, ?)", renamed.items())
+        db.execute("UPDATE summarizer_calls SET uid = (SELECT new FROM temp.redact_renamed WHERE old = uid) "
+                   "WHERE uid IN (SELECT old FROM temp.redact_renamed)")
     first, last = rows[0][0], rows[-1][0]
     messages = db.execute("SELECT m.id, m.item_id, m.role, t.text FROM messages AS m JOIN message_texts AS t "
                           "ON t.id = m.id WHERE m.item_id BETWEEN ? AND ? ORDER BY m.id", (first, last)).fetchall()
@@ -293,7 +306,7 @@ def renamed_uid(db, item_id: int, uid: str, source: str, session_id: str, segmen
     if row is not None:
         with suppress(ValueError):
             times.insert(0, parse_stored_time(row[0]).isoformat())
-    for first in _first_blocks(old):
+    for first in itertools.islice(_first_blocks(old), FIRST_BLOCK_CANDIDATES):
         for at in times:
             for seen in range(segment_index + 1):
                 suffix = f"\n#{seen}" if seen else ""
