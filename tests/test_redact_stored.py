@@ -160,6 +160,18 @@ def search_hits(tmp_path, word):
 
 def test_redact_takes_a_later_redactors_secrets_out_of_everything_stored(tmp_path):
     library, _ = library_with_secrets(tmp_path)
+    # what runs keep besides items: warnings quoting a line, a connector's last error, a call's error
+    conn = apsw.Connection(str(library))
+    with conn:
+        for i, secret in enumerate(SECRETS):
+            conn.execute("INSERT INTO warnings(connector, message, first_seen, last_seen, runs) VALUES('claude', ?, ?, ?, ?)",
+                         (f"bad line: {secret}", f"2026-03-0{i + 1}T00:00:00.000000Z", f"2026-03-0{i + 2}T00:00:00.000000Z",
+                          i + 1))
+        conn.execute("UPDATE connector_state SET last_error = ?, warnings = ?",
+                     (f"failed at {SECRETS[1]}", json.dumps([f"bad line: {SECRETS[0]}"])))
+        conn.execute("UPDATE summarizer_calls SET error = ? WHERE id = (SELECT min(id) FROM summarizer_calls)",
+                     (f"provider said: {SECRETS[1]}",))
+    conn.close()
     assert fts_matches(library, SECRETS[0]) > 0 and fts_matches(library, SECRETS[1]) > 0
     assert in_files(library_files(library), SECRETS[0])
     before = rows(library, "SELECT id, uid, original, content_hash FROM items ORDER BY id")
@@ -168,6 +180,7 @@ def test_redact_takes_a_later_redactors_secrets_out_of_everything_stored(tmp_pat
     report = json.loads(dry.stdout)
     assert report["dry_run"] and report["redactors"] == ["builtin", "customer"]
     assert report["sources"]["claude"]["items"] == len(before)
+    assert report["other_rows"] == 4  # two warnings, the connector's state, a call's error
     assert report["sources"]["claude"]["messages"] >= 2 * len(before)
     assert not any(s in dry.stdout + dry.stderr for s in SECRETS)  # counts only
     plain = jezero(tmp_path, "redact", "--dry-run")
@@ -195,6 +208,13 @@ def test_redact_takes_a_later_redactors_secrets_out_of_everything_stored(tmp_pat
     assert called and called <= {r[1] for r in after}  # the call log follows the rename
     assert all(h == hashlib.sha256(o.encode()).hexdigest() for _, _, o, h in after)
     assert all("[REDACTED:customer]" in o for _, _, o, _ in after)
+    # the two warnings are one now, seen in both's runs
+    assert rows(library, "SELECT message, first_seen, last_seen, runs FROM warnings WHERE message LIKE 'bad line:%'") \
+        == [("bad line: [REDACTED:customer]", "2026-03-01T00:00:00.000000Z", "2026-03-03T00:00:00.000000Z", 3)]
+    assert rows(library, "SELECT DISTINCT last_error, warnings FROM connector_state") \
+        == [("failed at [REDACTED:customer]", json.dumps(["bad line: [REDACTED:customer]"]))]
+    assert rows(library, "SELECT count(*) FROM summarizer_calls WHERE error = 'provider said: [REDACTED:customer]'") \
+        == [(1,)]
     # what the redactor leaves is still found
     assert json.loads(jezero(tmp_path, "search", "refund", "--json").stdout)
     conn = apsw.Connection(str(library))

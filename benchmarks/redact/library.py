@@ -53,19 +53,23 @@ def build(data: Path, n: int) -> Path:
 
 
 def pick_word(path: Path, share: float = 0.01) -> tuple[str, int, int]:
-    """A word of the corpus in about `share` of the items' originals: (word, items, all items)."""
+    """A word of the corpus, as written, in about `share` of the items' originals: (word, items,
+    all items). Candidates come from the messages index's vocabulary (terms there are folded, so
+    each is counted in the originals as written)."""
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         total = conn.execute("SELECT count(*) FROM items").fetchone()[0]
         conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, messages_fts, row)")
+        want = share * total
+        terms = [t for (t,) in conn.execute(
+            "SELECT term FROM temp.v WHERE length(term) >= 6 AND term NOT GLOB '*[^a-z]*' "
+            "ORDER BY abs(doc - ?) LIMIT 40", (want * 1.5,))]
         best = None
-        for term, doc in conn.execute("SELECT term, doc FROM temp.v WHERE length(term) >= 6 AND term GLOB '[a-z]*'"):
-            items = conn.execute("SELECT count(DISTINCT m.item_id) FROM messages_fts AS f JOIN messages AS m "
-                                 "ON m.id = f.rowid WHERE messages_fts MATCH ?", (f'"{term}"',)).fetchone()[0] \
-                if doc < total else total
-            if best is None or abs(items - share * total) < abs(best[1] - share * total):
+        for term in terms:
+            items = conn.execute("SELECT count(*) FROM items WHERE instr(original, ?) > 0", (term,)).fetchone()[0]
+            if items and (best is None or abs(items - want) < abs(best[1] - want)):
                 best = (term, items)
-            if abs(items - share * total) <= share * total * 0.1:
+            if best and abs(best[1] - want) <= want * 0.2:
                 break
         return best[0], best[1], total
     finally:

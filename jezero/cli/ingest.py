@@ -222,8 +222,14 @@ def redact(
         out.print(f"{source}: {verb} {counts.items} item(s), {counts.messages} message(s)", markup=False)
     if report.other_rows:
         out.print(f"warnings, connector states and call errors: {verb} {report.other_rows} row(s)", markup=False)
+    if report.unfinished:
+        out.print("a `jezero redact` killed before it ended left the index merge and the file's rewrite to do",
+                  markup=False)
     if not report.sources and not report.other_rows:
         out.print("nothing to change: every stored text is as the redactors leave it", markup=False)
+        if report.vacuumed:
+            out.print("the search indexes were merged and the file written anew (a pass before was killed)",
+                      markup=False)
         return
     if dry_run:
         out.print("run `jezero redact` without --dry-run to change them", markup=False)

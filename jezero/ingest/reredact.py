@@ -80,6 +80,7 @@ class RedactReport:
     vectors_dropped: int = 0  # items whose vectors were dropped (behind until `jezero embed`)
     index_rebuilt: str | None = None  # the derived index engine rebuilt, if any
     vacuumed: bool = False  # the file written anew (VACUUM)
+    unfinished: bool = False  # (dry run) a pass killed before its index merge and VACUUM left them to do
     wal_truncated: bool | None = None  # None on a dry run
 
     @property
@@ -96,7 +97,7 @@ class RedactReport:
                 "messages_changed": self.messages_changed,
                 "sources": {s: c.__dict__ for s, c in sorted(self.sources.items())},
                 "other_rows": self.other_rows, "vectors_dropped": self.vectors_dropped,
-                "index_rebuilt": self.index_rebuilt, "vacuumed": self.vacuumed, "wal_truncated": self.wal_truncated}
+                "index_rebuilt": self.index_rebuilt, "vacuumed": self.vacuumed, "unfinished": self.unfinished, "wal_truncated": self.wal_truncated}
 
 
 def chain(redactors) -> Callable[[str], str]:
@@ -149,6 +150,7 @@ def redact_library(config: Config, *, dry_run: bool = False,
                 conn.execute("BEGIN")  # one snapshot
                 try:
                     _pass(conn, clean, report, progress, write=False)
+                    report.unfinished = conn.execute("SELECT 1 FROM meta WHERE key=?", (PENDING,)).fetchone() is not None
                 finally:
                     conn.execute("COMMIT")
         return report
@@ -361,6 +363,7 @@ def _others(db, clean, report: RedactReport, write: bool) -> None:
             report.other_rows += 1
             if not write:
                 continue
+            _mark_pending(db)  # earlier copies of the row may be in its page's free space: VACUUM
             twin = db.execute("SELECT id FROM warnings WHERE connector=? AND message=?", (connector, new)).fetchone()
             if twin:  # the redacted text is already kept: one warning, seen in both's runs
                 db.execute("UPDATE warnings SET first_seen=min(first_seen, ?), last_seen=max(last_seen, ?), "
@@ -376,6 +379,7 @@ def _others(db, clean, report: RedactReport, write: bool) -> None:
             continue
         report.other_rows += 1
         if write:
+            _mark_pending(db)
             db.execute("UPDATE connector_state SET last_error=?, warnings=? WHERE name=?",
                        (new_error, json.dumps(new_listed), name))
     if "summarizer_calls" in tables:
@@ -385,6 +389,7 @@ def _others(db, clean, report: RedactReport, write: bool) -> None:
                 continue
             report.other_rows += 1
             if write:
+                _mark_pending(db)
                 db.execute("UPDATE summarizer_calls SET error=? WHERE id=?", (new, cid))
 
 
