@@ -200,7 +200,7 @@ def redact(
     from jezero.store import StoreError, backends
 
     cfg = load_config()
-    if backends.backend(cfg) is None and not cfg.library_path().exists():
+    if backends.name(cfg) == backends.SQLITE and not cfg.library_path().exists():
         fail(f"no library at {cfg.library_path()} (run `jezero init` or `jezero up` first)", 2)
     try:
         with _progress(not json_out) as progress:

@@ -133,7 +133,7 @@ def redacted_item(row: tuple, clean) -> dict | None:
 def redact_library(config: Config, *, dry_run: bool = False,
                    progress: Callable[[str], None] | None = None) -> RedactReport:
     """Apply the registered redactors to everything the library holds (see the module's doc)."""
-    if backends.backend(config) is not None:
+    if backends.name(config) != backends.SQLITE:
         raise StoreError(f"`jezero redact` works on a SQLite library only for now; this config's library is on "
                          f"[storage] backend = {backends.name(config)!r}")
     found = plugins.redactors()
