@@ -13,7 +13,8 @@ copies it, then runs in this process, with CPU time (time.process_time) taken at
   rewritten rows, the FTS5 'optimize' of both indexes, the VACUUM and the WAL checkpoint, each
   phase timed from the pass's progress lines;
 - `again`: the same pass on the redacted copy (nothing to change: the scan only);
-- `vacuum`: a VACUUM alone of an untouched copy, for scale.
+- `read_alone`: every text the pass reads, read from an untouched copy without a redactor;
+- `vacuum_alone`: a VACUUM alone of that copy, for scale.
 
 Ratios are within one round (the machine is shared); the median of --repeat rounds is printed.
 """
@@ -134,12 +135,19 @@ def one_round(source: Path, work: Path) -> dict:
     shutil.copy(source, plain)
     conn = apsw.Connection(str(plain))
     t = time.process_time()
+    read = 0  # every text the pass reads, read alone (no redactor)
+    for row in conn.execute("SELECT title, summary, questions, atoms, original FROM items"):
+        read += sum(len(x) for x in row)
+    for (text,) in conn.execute("SELECT t.text FROM messages AS m JOIN message_texts AS t ON t.id = m.id"):
+        read += len(text)
+    read_alone = round(time.process_time() - t, 3)
+    t = time.process_time()
     conn.execute("VACUUM")
     vacuum = round(time.process_time() - t, 3)
     conn.close()
     plain.unlink()
     return {"bytes_before": before, "bytes_after": after, "dry": dry, "pass": done, "again": again,
-            "vacuum_alone": vacuum, "items_changed": report.items_changed,
+            "vacuum_alone": vacuum, "read_alone": read_alone, "text_mb": round(read / 1e6, 1), "items_changed": report.items_changed,
             "messages_changed": report.messages_changed, "items_checked": report.items_checked,
             "messages_checked": report.messages_checked, "dry_items_changed": dry_report.items_changed}
 
@@ -166,6 +174,9 @@ def main() -> None:
     for key in ("dry", "pass", "again"):
         summary[key] = {phase: median(lambda r, k=key, p=phase: r[k][p]) for phase in rounds[0][key]}
     summary["vacuum_alone"] = median(lambda r: r["vacuum_alone"])
+    summary["read_alone"] = median(lambda r: r["read_alone"])
+    summary["text_mb"] = rounds[0]["text_mb"]
+    summary["dry_mb_per_cpu_s"] = median(lambda r: r["text_mb"] / r["dry"]["total"])
     summary["pass_over_dry"] = median(lambda r: r["pass"]["total"] / r["dry"]["total"])
     summary["pass_over_vacuum_alone"] = median(lambda r: r["pass"]["total"] / r["vacuum_alone"])
     summary["rounds"] = rounds
