@@ -420,3 +420,25 @@ def test_a_pass_killed_after_its_rows_still_gets_its_indexes_merged_and_file_rew
     assert again["items_changed"] == 0 and again["vacuumed"]
     for secret in SECRETS:
         assert not in_files(library_files(library), secret)
+
+
+def test_a_reader_in_a_long_read_keeps_the_wal_and_redact_says_so(tmp_path):
+    """A server's reader in the middle of a read at the end of the pass keeps the write-ahead log
+    from being emptied (its frames may hold old pages): the pass says so, and running it again
+    once the reader is gone empties it."""
+    library, _ = library_with_secrets(tmp_path)
+    reader = open_readonly(library)
+    try:
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM items").fetchone()[0]  # a snapshot held
+        done = jezero(tmp_path, "redact")
+        assert "kept the write-ahead log from being emptied" in done.stderr, done.stderr
+        # the reader still reads its snapshot, whole
+        assert reader.execute("SELECT count(*) FROM items").fetchone()[0]
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
+    again = jezero(tmp_path, "redact", "--json")
+    assert json.loads(again.stdout)["wal_truncated"] is True
+    for secret in SECRETS:
+        assert not in_files(library_files(library), secret)
