@@ -1,4 +1,4 @@
-"""Bringing sessions in: run, status, retag, resummarize."""
+"""Bringing sessions in: run, status, retag, resummarize, redact."""
 
 from __future__ import annotations
 
@@ -182,3 +182,62 @@ def resummarize(
                   + ("; budget reached, stopped" if report.budget_reached else ""), markup=False)
     if report.failed:
         raise typer.Exit(1)
+
+
+@app.command()
+def redact(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would change, per source; write nothing.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Apply the redactors again to everything stored (after a redactor was added or a secret found).
+
+    Items (title, summary, questions, atoms, original), messages, warnings; the search indexes
+    follow, changed items' vectors are dropped (`jezero embed` makes them again), and deleted text
+    is overwritten in the file. Holds the run lock; a kill leaves every row old or new, and running
+    it again finishes. Never prints a secret: only counts."""
+    from jezero.ingest.reredact import redact_library
+    from jezero.ingest.runner import RunLocked
+    from jezero.store import StoreError, backends
+
+    cfg = load_config()
+    if backends.name(cfg) == backends.SQLITE and not cfg.library_path().exists():
+        fail(f"no library at {cfg.library_path()} (run `jezero init` or `jezero up` first)", 2)
+    try:
+        with _progress(not json_out) as progress:
+            report = redact_library(cfg, dry_run=dry_run, progress=progress)
+    except RunLocked as e:
+        fail(str(e), 3)
+    except StoreError as e:
+        fail(str(e), 2)
+    if json_out:
+        print_json(report.as_dict())
+        return
+    if not report.redactors:
+        out.print("no redactor is registered (see `jezero plugins`): nothing to do", markup=False)
+        return
+    verb = "would change" if dry_run else "changed"
+    out.print(f"redactors: {', '.join(report.redactors)}; {report.items_checked} item(s) and "
+              f"{report.messages_checked} message(s) checked", markup=False)
+    for source, counts in sorted(report.sources.items()):
+        out.print(f"{source}: {verb} {counts.items} item(s), {counts.messages} message(s)", markup=False)
+    if report.other_rows:
+        out.print(f"warnings, connector states and call errors: {verb} {report.other_rows} row(s)", markup=False)
+    if report.unfinished:
+        out.print("a `jezero redact` killed before it ended left the index merge and the file's rewrite to do",
+                  markup=False)
+    if not report.sources and not report.other_rows:
+        out.print("nothing to change: every stored text is as the redactors leave it", markup=False)
+        if report.vacuumed:
+            out.print("the search indexes were merged and the file written anew (a pass before was killed)",
+                      markup=False)
+        return
+    if dry_run:
+        out.print("run `jezero redact` without --dry-run to change them", markup=False)
+        return
+    if report.vectors_dropped:
+        out.print(f"{report.vectors_dropped} item(s)' vectors dropped: `jezero embed` makes them again", markup=False)
+    if report.index_rebuilt:
+        out.print(f"{report.index_rebuilt} index rebuilt from the library", markup=False)
+    if report.wal_truncated is False:
+        err.print("note: a reader kept the write-ahead log from being emptied; stop the server and run "
+                  "`jezero redact` again to be sure no old text stays in the library's -wal file", markup=False)
