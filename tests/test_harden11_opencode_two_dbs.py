@@ -121,7 +121,7 @@ def test_a_library_written_before_keeps_its_items(tmp_path):
         assert "beta channel" in held[f"{sid}@opencode-beta"], held
 
 
-def test_a_cursor_entry_from_before_reads_nothing_again(tmp_path):
+def test_an_identical_copy_is_one_session(tmp_path):
     data = tmp_path / "data"
     sid = first_session(data)
     cursor: dict = {}

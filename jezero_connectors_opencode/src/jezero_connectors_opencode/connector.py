@@ -220,13 +220,19 @@ class OpenCodeConnector:
         return plan, ids
 
     def _json(self, store: JsonStore, cursor: dict[str, Any], seen: set[str]) -> Iterator[Session]:
-        for sid, path in store.sessions().items():
+        for sid, paths in store.sessions().items():
             if sid in seen:
                 continue
             seen.add(sid)
-            value = store.fingerprint(sid, path)
+            path = store.newest(paths) if len(paths) > 1 else paths[0]
+            others = [p for p in paths if p != path]
+            value = store.fingerprint(sid, path, others)
             if store.unchanged(cursor.get(sid), value):
                 continue
+            if others:
+                self.context.warn(f"opencode: session {sid} has a file in {len(paths)} project folders "
+                                  f"({', '.join(p.parent.name for p in paths)}), one set of messages: one session, "
+                                  f"with the newest file's title and folder ({path.parent.name})")
             try:
                 raw = store.load(sid, path)
                 if raw is not None:
