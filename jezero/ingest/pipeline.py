@@ -26,7 +26,7 @@ from typing import Callable
 from jezero import plugins
 from jezero.config import Config, ConnectorConfig
 from jezero.ingest.files import without_lone_surrogates
-from jezero.ingest.segments import SegmentIdCollision, segment_session
+from jezero.ingest.segments import SegmentIdCollision, first_time, segment_session
 from jezero.ingest.shrunk import read_back_shorter
 from jezero.models import (
     SUMMARY_SCHEMA_VERSION,
@@ -392,11 +392,11 @@ def summary_fields(summary: Summary, summarizer: Summarizer) -> dict:
 def segment_item(seg: Segment, fields: dict, *, project: str | None) -> ItemRecord:
     """An item from a segment (where it comes from) and its summary fields (what it says)."""
     s = seg.session
-    first_time = seg.blocks[0].time if seg.blocks and seg.blocks[0].time else None
+    started = first_time(seg.blocks)
     return ItemRecord(
         uid=seg.uid, source=seg.source, agent=s.agent, session_id=s.id, segment_index=seg.index,
         occurred_at=seg.occurred_at, original=seg.text, content_hash=seg.content_hash, project=project,
-        parent_session_id=s.parent_id, started_at=first_time or s.started_at, cwd=s.cwd,
+        parent_session_id=s.parent_id, started_at=started or s.started_at, cwd=s.cwd,
         git_branch=s.git_branch, model=s.model, device_project=s.project_hint,
         messages=from_blocks(seg.blocks), **fields,
     )
