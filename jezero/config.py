@@ -12,6 +12,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,17 @@ def _variables_set(path: str | None) -> str | None:
     if unset:
         raise ValueError(f"the path {unset}")
     return path
+
+
+_MAX_MINUTES = timedelta.max.total_seconds() / 60
+
+
+def config_minutes(value: float) -> timedelta:
+    """A config's length in minutes as a timedelta; one too long for it (`inf`, `1e308`, an
+    interval times a large --stale-after) is the longest there is, "never", where timedelta's
+    OverflowError failed every run (`[ingest] settle_minutes = inf`) or every health check
+    (`interval_minutes = 1e308`) of a config check-config had passed."""
+    return timedelta(minutes=value) if value < _MAX_MINUTES else timedelta.max
 
 
 class _Section(BaseModel):
@@ -377,7 +389,9 @@ def _semantic_problems(data: dict, check_plugins: bool = True) -> list[Problem]:
         seen = set()
         for i, e in entries(key):
             v = e.get(field)
-            if isinstance(v, str) and v in seen:
+            if not isinstance(v, str):  # (a list or a table: the schema says it is not a text)
+                continue
+            if v in seen:
                 problems.append(Problem(f"{key}[{i}].{field}", f"duplicate {what} {v!r}"))
             seen.add(v)
 

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable
 
 from jezero import plugins
-from jezero.config import Config, ConnectorConfig
+from jezero.config import Config, ConnectorConfig, config_minutes
 from jezero.ingest.files import without_lone_surrogates
 from jezero.ingest.segments import SegmentIdCollision, first_time, segment_session
 from jezero.ingest.shrunk import read_back_shorter
@@ -194,7 +194,7 @@ class Pipeline:
         ctx = ConnectorContext(name=self.conn_cfg.name, warn=self._warn, default_project=self.conn_cfg.default_project)
         connector = ctype.build(dict(self.conn_cfg.options), ctx)
         cursor = self.store.cursor(self.conn_cfg.name)
-        settle = timedelta(minutes=self.config.ingest.settle_minutes)
+        settle = config_minutes(self.config.ingest.settle_minutes)
         in_flight = max(1, getattr(self.summarizer, "max_in_flight", 1)) if self.summarizer else 1
         pool = ThreadPoolExecutor(max_workers=in_flight) if in_flight > 1 else None
         pending: deque[_Pending] = deque()
