@@ -508,6 +508,31 @@ def blind_clients(cfg: Config) -> list[str]:
             for c in cfg.clients if not any(source_allowed(n, c.sources) for n in names)]
 
 
+def overreaching_clients(cfg: Config) -> list[str]:
+    """What check-config (and `jezero device approve`) warn about a key's `sources` glob written
+    for one device's inbox (`inbox-anna-*`) that also matches another device's, one whose name
+    starts with it (`inbox-anna-laptop-claude`): device names may hold '-', so the key meant for
+    anna's sessions reads anna-laptop's too, from the day that device is approved, and nothing said
+    so. A warning: the admin may mean it."""
+    from jezero.devices import INBOX_TYPES, source_name
+
+    devices = [c.name for c in cfg.clients if c.upload]
+    out = []
+    for c in cfg.clients:
+        for glob in c.sources:
+            named = [d for d in devices if glob.startswith(f"inbox-{d}-")]
+            if not named:
+                continue
+            others = [d for d in devices if d not in named
+                      and any(fnmatch.fnmatchcase(source_name(d, agent), glob) for agent in INBOX_TYPES)]
+            if others:
+                mine = ", ".join(repr(source_name(named[-1], agent)) for agent in INBOX_TYPES)
+                out.append(f"clients.{c.name}: its sources glob {glob!r} names device {named[-1]}'s inbox but also matches "
+                           f"device {', '.join(others)}'s ({source_name(others[0], 'claude')}, ...): to read "
+                           f"{named[-1]}'s alone, list its sources ({mine})")
+    return out
+
+
 def unknown_engine(cfg: Config) -> list[str]:
     """What check-config warns about `[search] engine`: a name no installed plugin registers (a
     typo, or jezero-index-tantivy not installed here). A warning, not a problem: every command then

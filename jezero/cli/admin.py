@@ -112,7 +112,7 @@ def check_config(
             for p in e.problems:
                 err.print(f"  {p}", markup=False)
         raise typer.Exit(1)
-    warnings = config_mod.blind_clients(cfg) + config_mod.unknown_engine(cfg)
+    warnings = config_mod.blind_clients(cfg) + config_mod.overreaching_clients(cfg) + config_mod.unknown_engine(cfg)
     summary = {"config": str(path), "ok": True, "library": str(cfg.library_path()),
                "connectors": [c.name for c in cfg.connectors], "clients": [c.name for c in cfg.clients],
                "summarizer": cfg.summarizer.name, "problems": [], "warnings": warnings}
