@@ -5,6 +5,7 @@ made-up Claude store. Prints each case where a command wrote a traceback, or che
 passed a config that a command then failed on with exit code other than 0/1.
 
     uv run --locked python benchmarks/faults/configs.py [SECTION...]"""
+import re
 import subprocess
 import sys
 import tempfile
@@ -73,8 +74,10 @@ def main(only):
         if checked.returncode == 0:
             for args in (["run", "-q"], ["status"], ["health"], ["search", "rounding"], ["recall", "rounding"]):
                 r = subprocess.run([*jz, "--config", str(path), *args], capture_output=True, text=True, timeout=300)
-                if "Traceback" in r.stderr or r.returncode not in (0, 1):
-                    out.append((args[0], r.returncode, (r.stderr.strip().splitlines() or ["?"])[-1][:300]))
+                # (a run reports a connector's exception in its output, not as a traceback)
+                raised = re.search(r"\b[A-Z][A-Za-z]+(Error|Exception)\b: .*", r.stdout + r.stderr)
+                if "Traceback" in r.stderr or r.returncode not in (0, 1) or raised:
+                    out.append((args[0], r.returncode, raised.group(0)[:300] if raised else (r.stderr.strip().splitlines() or ["?"])[-1][:300]))
         if out:
             bad += 1
             print(f"{section}.{key} = {value}: check-config rc {checked.returncode}")
