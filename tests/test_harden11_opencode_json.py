@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from jezero import plugins
-from jezero.plugin import ConnectorContext
+from test_harden11_opencode_two_dbs import read
 
 SID = "ses_h11json"
 
@@ -46,15 +46,6 @@ def store(storage: Path) -> None:
     put(storage, f"message/{SID}/msg_001.json", {"id": "msg_001", "sessionID": SID, "role": "user", "time": {"created": 1760000000000}})
     put(storage, "part/msg_001/prt_001.json", {"id": "prt_001", "messageID": "msg_001", "sessionID": SID, "type": "text",
                                                "text": "deploy the green build"})
-
-
-def read(data: Path, cursor: dict) -> tuple[list, list[str]]:
-    warnings: list[str] = []
-    connector = plugins.connector_types()["opencode"].build({"path": str(data)}, ConnectorContext("t", warnings.append))
-    sessions = list(connector.read(cursor))
-    for s in sessions:
-        cursor[s.cursor_key] = json.loads(json.dumps(s.cursor_value))
-    return sessions, warnings
 
 
 def test_the_newest_file_is_read(tmp_path):

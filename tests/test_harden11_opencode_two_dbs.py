@@ -56,6 +56,7 @@ def go_on(db: Path, sid: str, n: int, text: str) -> None:
 
 
 def read(folder: Path, cursor: dict) -> tuple[list, list[str]]:
+    """The sessions the opencode connector reads from `folder` past `cursor` (moved on), and its warnings."""
     warnings: list[str] = []
     connector = plugins.connector_types()["opencode"].build({"path": str(folder)}, ConnectorContext("t", warnings.append))
     sessions = list(connector.read(cursor))

@@ -12,51 +12,20 @@ skips."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from jz_support import jezero_command, needs_plugin
+from jz_support import needs_plugin
+from test_harden_read_only import cli, mounted
 
 pytestmark = [needs_plugin("jezero-connectors-claude"), needs_plugin("jezero-summarizers"),
               needs_plugin("jezero-index-tantivy")]
 
 
-def cli(config, *args):
-    return subprocess.run([*jezero_command(), "--config", str(config), *args], capture_output=True, text=True, timeout=120)
-
-
 @pytest.fixture
 def read_only(tmp_path):
-    from jezero.demo import SessionSpec, Turn
-    from jezero_connectors_claude.demo import write_claude
-
-    if os.geteuid() != 0:
-        pytest.skip("a read-only bind mount needs root")
-    real, seen = tmp_path / "real", tmp_path / "seen"
-    now = datetime.now(timezone.utc)
-    for i in range(3):
-        write_claude(real / "projects", SessionSpec("claude", "/home/dev/src/shop", now - timedelta(days=i + 1), [
-            Turn("user", f"why does the invoice {i} rounding fail"), Turn("assistant", "the rounding is fixed")],
-            id=f"00000000-0000-4000-8000-{i:012d}"))
-    seen.mkdir()
-    config = tmp_path / "config.toml"
-    config.write_text(f'[storage]\npath = "{seen / "library.sqlite3"}"\n[ingest]\nsettle_minutes = 0\n'
-                      '[search]\nengine = "tantivy"\n[summarizer]\nname = "offline"\n[[connectors]]\nname = "claude"\n'
-                      f'type = "claude"\noptions = {{ path = "{seen / "projects"}" }}\n')
-    bound = subprocess.run(["mount", "--bind", str(real), str(seen)], capture_output=True, text=True)
-    if bound.returncode:
-        pytest.skip(f"cannot bind-mount here: {bound.stderr.strip()}")
-    try:
-        assert cli(config, "run", "-q").returncode == 0
-        made = subprocess.run(["mount", "-o", "remount,bind,ro", str(seen)], capture_output=True, text=True)
-        if made.returncode:
-            pytest.skip(f"cannot make the bind mount read-only: {made.stderr.strip()}")
+    with mounted(tmp_path, '[search]\nengine = "tantivy"\n') as (config, _library):
         yield config
-    finally:
-        subprocess.run(["umount", "-l", str(seen)], capture_output=True)
 
 
 def test_status_and_health_say_fts5_answers(read_only):
@@ -72,4 +41,4 @@ def test_status_and_health_say_fts5_answers(read_only):
     report = json.loads(cli(config, "health", "--json").stdout)
     assert report["problems"] == [] and "fts5 answers" in report["search_engine"]
     found = cli(config, "search", "invoice rounding", "--json")
-    assert found.returncode == 0 and len(json.loads(found.stdout)) == 3
+    assert found.returncode == 0 and len(json.loads(found.stdout)) == 4
