@@ -12,6 +12,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,17 @@ def _variables_set(path: str | None) -> str | None:
     if unset:
         raise ValueError(f"the path {unset}")
     return path
+
+
+_MAX_MINUTES = timedelta.max.total_seconds() / 60
+
+
+def config_minutes(value: float) -> timedelta:
+    """A config's length in minutes as a timedelta; one too long for it (`inf`, `1e308`, an
+    interval times a large --stale-after) is the longest there is, "never", where timedelta's
+    OverflowError failed every run (`[ingest] settle_minutes = inf`) or every health check
+    (`interval_minutes = 1e308`) of a config check-config had passed."""
+    return timedelta(minutes=value) if value < _MAX_MINUTES else timedelta.max
 
 
 class _Section(BaseModel):
@@ -377,7 +389,9 @@ def _semantic_problems(data: dict, check_plugins: bool = True) -> list[Problem]:
         seen = set()
         for i, e in entries(key):
             v = e.get(field)
-            if isinstance(v, str) and v in seen:
+            if not isinstance(v, str):  # (a list or a table: the schema says it is not a text)
+                continue
+            if v in seen:
                 problems.append(Problem(f"{key}[{i}].{field}", f"duplicate {what} {v!r}"))
             seen.add(v)
 
@@ -492,6 +506,31 @@ def blind_clients(cfg: Config) -> list[str]:
     return [f"clients.{c.name}: its sources {c.sources} match none of the config's connectors "
             f"({', '.join(names) or 'none'}): its searches find nothing unless the library holds such a source"
             for c in cfg.clients if not any(source_allowed(n, c.sources) for n in names)]
+
+
+def overreaching_clients(cfg: Config) -> list[str]:
+    """What check-config (and `jezero device approve`) warn about a key's `sources` glob written
+    for one device's inbox (`inbox-anna-*`) that also matches another device's, one whose name
+    starts with it (`inbox-anna-laptop-claude`): device names may hold '-', so the key meant for
+    anna's sessions reads anna-laptop's too, from the day that device is approved, and nothing said
+    so. A warning: the admin may mean it."""
+    from jezero.devices import INBOX_TYPES, source_name
+
+    devices = [c.name for c in cfg.clients if c.upload]
+    out = []
+    for c in cfg.clients:
+        for glob in c.sources:
+            named = [d for d in devices if glob.startswith(f"inbox-{d}-")]
+            if not named:
+                continue
+            others = [d for d in devices if d not in named
+                      and any(fnmatch.fnmatchcase(source_name(d, agent), glob) for agent in INBOX_TYPES)]
+            if others:
+                mine = ", ".join(repr(source_name(named[-1], agent)) for agent in INBOX_TYPES)
+                out.append(f"clients.{c.name}: its sources glob {glob!r} names device {named[-1]}'s inbox but also matches "
+                           f"device {', '.join(others)}'s ({source_name(others[0], 'claude')}, ...): to read "
+                           f"{named[-1]}'s alone, list its sources ({mine})")
+    return out
 
 
 def unknown_engine(cfg: Config) -> list[str]:

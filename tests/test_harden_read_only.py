@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -28,6 +29,13 @@ pytestmark = [needs_plugin("jezero-connectors-claude"), needs_plugin("jezero-sum
 @pytest.fixture
 def read_only(tmp_path):
     """A library filled by a run, then its folder seen through a read-only bind mount: (config, library)."""
+    with mounted(tmp_path) as found:
+        yield found
+
+
+@contextmanager
+def mounted(tmp_path, search: str = ""):
+    """read_only's library, its config with `search` (a `[search]` table) added."""
     from jezero_connectors_claude.demo import write_claude
 
     if os.geteuid() != 0:
@@ -40,7 +48,7 @@ def read_only(tmp_path):
             Turn("command", "make test", "all 12 tests passed")], id=f"00000000-0000-4000-8000-{i:012d}"))
     seen.mkdir()
     config = tmp_path / "config.toml"
-    config.write_text(f'[storage]\npath = "{seen / "library.sqlite3"}"\n[ingest]\nsettle_minutes = 0\n'
+    config.write_text(f'[storage]\npath = "{seen / "library.sqlite3"}"\n[ingest]\nsettle_minutes = 0\n{search}'
                       f'[summarizer]\nname = "offline"\n[[connectors]]\nname = "claude"\ntype = "claude"\n'
                       f'options = {{ path = "{seen / "projects"}" }}\n')
     bound = subprocess.run(["mount", "--bind", str(real), str(seen)], capture_output=True, text=True)

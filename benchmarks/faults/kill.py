@@ -1,11 +1,13 @@
 """SIGKILL `jezero run` (and resummarize, retag) at random points; after each: integrity, items =
-index = messages; at the end one clean run must equal an uninterrupted run: same ids too."""
+index = messages; at the end one clean run must equal an uninterrupted run: same ids too.
+`kill.py ROUNDS SEED run tantivy`: the same with the tantivy engine (its index synced at each run's
+end), then status and five searches compared with the uninterrupted library's."""
 import sys
 from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(REPO / "tests")]
-import random, signal, subprocess, sys, time, shutil, tempfile
+import json, random, signal, subprocess, sys, time, shutil, tempfile
 from pathlib import Path
 from test_ingest_crash import make_specs, write_all, config, step
 from jz_support import jezero_command
@@ -33,10 +35,10 @@ def state(lib):
     assert fts == len(items) and orphans == 0 and bare == 0 and mt == len(msgs), (fts, len(items), orphans, bare, mt, len(msgs))
     return items, msgs, cursors
 
-def main(rounds, seed, cmd):
-    tmp = Path(tempfile.gettempdir()) / f"jezero-faults-kill-{cmd}-{seed}"; shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
+def main(rounds, seed, cmd, engine=None):
+    tmp = Path(tempfile.gettempdir()) / f"jezero-faults-kill-{cmd}-{seed}-{engine}"; shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
     sessions = tmp / "sessions"; specs = make_specs(60, seed); write_all(sessions, specs)
-    victim = config(tmp, sessions, "victim"); ref = config(tmp, sessions, "reference")
+    victim = config(tmp, sessions, "victim", engine=engine); ref = config(tmp, sessions, "reference", engine=engine)
     rng = random.Random(seed)
     jz = jezero_command()
     if cmd != "run":
@@ -61,7 +63,18 @@ def main(rounds, seed, cmd):
         if vm != rm:
             for a, b in zip(vm, rm):
                 if a != b: print(" first msg diff", a[:5], "\n           ", b[:5]); break
+    if engine:  # the engine's index in step after the clean run, and the same answers as the reference's
+        said = subprocess.run([*jz, "--config", str(victim), "status"], capture_output=True, text=True).stdout
+        print("status:", next((x for x in said.splitlines() if x.startswith("search engine")), "?"))
+        same = 0
+        for q in ("deploy", "error", "test", "build fix", "the"):
+            a, b = (subprocess.run([*jz, "--config", str(c), "search", q, "--json"], capture_output=True, text=True) for c in (victim, ref))
+            # (ids and titles: a score's recency part moves with the clock between the two calls)
+            ids = [[(x["id"], x.get("title")) for x in json.loads(r.stdout)] if r.returncode == 0 else r.stderr for r in (a, b)]
+            same += ids[0] == ids[1] and not a.stderr.strip()
+            if a.stderr.strip(): print(" search stderr:", a.stderr.strip()[:300])
+        print("searches equal", same, "of 5")
     print(cmd, "kills", kills, "of", rounds)
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)

@@ -95,9 +95,15 @@ def check_config(
     """Validate the config and report every problem at once (never prints a secret)."""
     from jezero import config as config_mod
 
+    from jezero.store import StoreError, backends
+
     path = config_mod.resolve_config_path(state.config_path)
     try:
         cfg = config_mod.load(state.config_path, must_exist=True)
+        try:  # a backend no installed distribution gives: every command refuses the config
+            backends.backend(cfg)
+        except StoreError as e:
+            raise config_mod.ConfigError(path, [config_mod.Problem("storage.backend", str(e).replace("[storage] backend = ", ""))])
     except config_mod.ConfigError as e:
         if json_out:
             print_json({"config": str(path), "ok": False, "problems": [{"key": p.key, "message": p.message} for p in e.problems]})
@@ -106,7 +112,7 @@ def check_config(
             for p in e.problems:
                 err.print(f"  {p}", markup=False)
         raise typer.Exit(1)
-    warnings = config_mod.blind_clients(cfg) + config_mod.unknown_engine(cfg)
+    warnings = config_mod.blind_clients(cfg) + config_mod.overreaching_clients(cfg) + config_mod.unknown_engine(cfg)
     summary = {"config": str(path), "ok": True, "library": str(cfg.library_path()),
                "connectors": [c.name for c in cfg.connectors], "clients": [c.name for c in cfg.clients],
                "summarizer": cfg.summarizer.name, "problems": [], "warnings": warnings}

@@ -57,9 +57,21 @@ def approve(
         out.print(f"inbox connectors added, disabled: {', '.join(result.connectors)} "
                   "(set enabled = true, or run them by name: jezero run " + " ".join(result.connectors) + ")",
                   markup=False)
+    for warning in _overreaching(path):
+        err.print(f"warning: {warning}", markup=False)
     if result.missing_types:
         err.print(f"warning: {', '.join(result.missing_types)} not installed (pip install jezero-connectors-inbox), "
                   "so no inbox connector was added", markup=False)
+
+
+def _overreaching(path) -> list[str]:
+    """config.overreaching_clients of the config as approve left it (nothing when it cannot be read)."""
+    from jezero import config as config_mod
+
+    try:
+        return config_mod.overreaching_clients(config_mod.load(path, must_exist=True))
+    except config_mod.ConfigError:
+        return []
 
 
 @device_app.command("list")

@@ -45,10 +45,15 @@ def health(
         result["webhook"] = {"posted": sent.posted, "error": sent.error}
     if ping:
         result["ping"] = {"error": alerts.ping(ping)}
+    engine = _engine_note(cfg)
+    if engine:
+        result["search_engine"] = engine
     if json_out:
         print_json(result)
     else:
         _print(report)
+        if engine:
+            out.print(f"note: {engine}", markup=False)
         if devices is not None:
             _print_outdated(*devices)
         if webhook and result["webhook"]["posted"]:
@@ -58,6 +63,24 @@ def health(
             err.print(f"warning: {what}: {result[what]['error']}", markup=False)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _engine_note(cfg) -> str | None:
+    """What status says of an index engine's index when it is not in step (a read-only mount where
+    tantivy cannot be read, an index not built or damaged: FTS5 answers), or None. Said, not a
+    problem: every search is still answered."""
+    from jezero.cli.index import _index_condition
+    from jezero.store import engines
+
+    name = cfg.search.engine
+    if name == engines.BUILTIN:
+        return None
+    from jezero import plugins
+
+    if name not in plugins.index_engines():
+        return f"search engine {name}: no installed plugin gives it, so fts5 answers every search"
+    note = _index_condition(name, cfg.library_path())
+    return f"search engine {name}{note.replace(';', ':', 1)}" if note else None
 
 
 def _print(report) -> None:

@@ -24,9 +24,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable
 
 from jezero import plugins
-from jezero.config import Config, ConnectorConfig
+from jezero.config import Config, ConnectorConfig, config_minutes
 from jezero.ingest.files import without_lone_surrogates
-from jezero.ingest.segments import SegmentIdCollision, segment_session
+from jezero.ingest.segments import SegmentIdCollision, first_time, segment_session
 from jezero.ingest.shrunk import read_back_shorter
 from jezero.models import (
     SUMMARY_SCHEMA_VERSION,
@@ -194,7 +194,7 @@ class Pipeline:
         ctx = ConnectorContext(name=self.conn_cfg.name, warn=self._warn, default_project=self.conn_cfg.default_project)
         connector = ctype.build(dict(self.conn_cfg.options), ctx)
         cursor = self.store.cursor(self.conn_cfg.name)
-        settle = timedelta(minutes=self.config.ingest.settle_minutes)
+        settle = config_minutes(self.config.ingest.settle_minutes)
         in_flight = max(1, getattr(self.summarizer, "max_in_flight", 1)) if self.summarizer else 1
         pool = ThreadPoolExecutor(max_workers=in_flight) if in_flight > 1 else None
         pending: deque[_Pending] = deque()
@@ -392,11 +392,11 @@ def summary_fields(summary: Summary, summarizer: Summarizer) -> dict:
 def segment_item(seg: Segment, fields: dict, *, project: str | None) -> ItemRecord:
     """An item from a segment (where it comes from) and its summary fields (what it says)."""
     s = seg.session
-    first_time = seg.blocks[0].time if seg.blocks and seg.blocks[0].time else None
+    started = first_time(seg.blocks)
     return ItemRecord(
         uid=seg.uid, source=seg.source, agent=s.agent, session_id=s.id, segment_index=seg.index,
         occurred_at=seg.occurred_at, original=seg.text, content_hash=seg.content_hash, project=project,
-        parent_session_id=s.parent_id, started_at=first_time or s.started_at, cwd=s.cwd,
+        parent_session_id=s.parent_id, started_at=started or s.started_at, cwd=s.cwd,
         git_branch=s.git_branch, model=s.model, device_project=s.project_hint,
         messages=from_blocks(seg.blocks), **fields,
     )

@@ -12,14 +12,14 @@ import socket
 import sys
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 from filelock import FileLock, Timeout
 
 from jezero import plugins
-from jezero.config import Config
+from jezero.config import Config, config_minutes
 from jezero.ingest.pipeline import (
     Budget,
     BudgetReached,
@@ -230,7 +230,7 @@ def _is_due(store: Store, name: str, interval_minutes: float, now: datetime) -> 
     state = store.connector_state(name)
     if not state or not state["last_run_at"]:
         return True
-    return now - parse_stored_time(state["last_run_at"]) >= timedelta(minutes=interval_minutes)
+    return now - parse_stored_time(state["last_run_at"]) >= config_minutes(interval_minutes)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -92,10 +92,15 @@ def check_unique(segments: list[Segment]) -> None:
 
 
 def _last_time(blocks: list[Block]) -> datetime | None:
-    for b in reversed(blocks):
-        if b.time is not None:
-            return b.time
-    return None
+    """The latest time of the blocks (None when none has one). The latest, not the last block's:
+    a transcript whose clock went back (a clock set right, a machine moved across zones) made an
+    item end before it started, dated by its oldest message."""
+    return max((b.time for b in blocks if b.time is not None), default=None)
+
+
+def first_time(blocks: list[Block]) -> datetime | None:
+    """The earliest time of the blocks (None when none has one); see _last_time."""
+    return min((b.time for b in blocks if b.time is not None), default=None)
 
 
 _HEADER = re.compile(

@@ -16,12 +16,12 @@ Pure functions over the stored connector state; no I/O besides reading it.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Iterable
 
 import apsw
 
-from jezero.config import Config, ConnectorConfig
+from jezero.config import Config, ConnectorConfig, config_minutes
 from jezero.store import parse_stored_time
 from jezero.store.warnings import unacknowledged_warnings
 
@@ -116,7 +116,7 @@ def judge(conn_cfg: ConnectorConfig, state: dict[str, Any] | None, now: datetime
         first = h.warnings[0].splitlines()[0][:300] if h.warnings[0] else ""
         more = f" (and {len(h.warnings) - 1} more)" if len(h.warnings) > 1 else ""
         h.problems.append(Problem(h.name, "warning", f"{first}{more}"))
-    allowed = timedelta(minutes=conn_cfg.interval_minutes * stale_factor)
+    allowed = config_minutes(conn_cfg.interval_minutes * stale_factor)
     if not h.last_run_at:
         h.problems.append(Problem(h.name, "stale", "never run (is the timer running? see `jezero schedule`)"))
     elif h.last_success_at:

@@ -50,11 +50,19 @@ class GeminiConnector:
             return
         known = store.registry(root)
         chats = store.walk(root, self.context.warn)
-        for chat, key in self._keys(chats, cursor):
+        keyed = self._keys(chats, cursor)
+        # Main chats kept apart (one name in two project folders), by folder and the 8 characters
+        # of the session id their name ends with: a sub-agent chat (`chats/<parent id>/...`) in
+        # that folder ran under that copy, stored as `<parent id>@<folder>`. Before, it pointed at
+        # the plain parent id: the other folder's conversation.
+        apart = {(c.project.name, c.key[-8:]) for c, k in keyed if c.parent_id is None and k is not None and k != c.key}
+        for chat, key in keyed:
             if key is None:
                 continue
             session = self._read(chat, cursor.get(key), known, root, key)
             if session is not None:
+                if chat.parent_id is not None and (chat.project.name, chat.parent_id[:8]) in apart:
+                    session.parent_id = f"{chat.parent_id}{OWN_KEY}{chat.project.name}"
                 yield session
 
     def _keys(self, chats: list[store.ChatFile], cursor: dict[str, Any]) -> list[tuple[store.ChatFile, str | None]]:

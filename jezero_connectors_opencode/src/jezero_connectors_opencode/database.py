@@ -92,6 +92,18 @@ class Database:
                 messages[mid].parts.append({**obj, "id": pid})
         return Raw(info, list(messages.values()), warnings, parse_time(latest) if latest else None)
 
+    def shape(self, sid: str) -> list[tuple[str, tuple[str, ...]]]:
+        """A session's messages' ids in the order `load` reads them, each with its parts' ids:
+        what tells a copy of a session (the start of another database's) from another
+        conversation under the same id, without reading a row's data."""
+        parts: dict[str, list[str]] = {}
+        for pid, mid in self.conn.execute(
+                "SELECT p.id, p.message_id FROM part p JOIN message m ON p.message_id = m.id"
+                " WHERE m.session_id = ? ORDER BY p.message_id, p.id", (sid,)):
+            parts.setdefault(mid, []).append(pid)
+        return [(mid, tuple(parts.get(mid, ()))) for (mid,) in self.conn.execute(
+            "SELECT id FROM message WHERE session_id = ? ORDER BY time_created, id", (sid,))]
+
     def unread_rows(self) -> int:
         """Rows in `session_message`, a newer message table this connector does not read yet."""
         try:

@@ -31,26 +31,43 @@ class JsonStore:
             self.warn(f"opencode: {folder}: cannot list folder: {e.strerror or e}")
             return []
 
-    def sessions(self) -> dict[str, Path]:
-        found = {}
+    def sessions(self) -> dict[str, list[Path]]:
+        """Each session id's files, one per project folder that holds one (in folder order)."""
+        found: dict[str, list[Path]] = {}
         root = self.storage / "session"
         if not root.is_dir():
             return found
         for project in sorted(p for p in root.iterdir() if p.is_dir()):
             for path in self._files(project):
-                found[path.stem] = path
+                found.setdefault(path.stem, []).append(path)
         return found
 
-    def fingerprint(self, sid: str, session_file: Path) -> dict[str, str]:
+    def newest(self, files: list[Path]) -> Path:
+        """Of one session's files in several project folders (a project id that changed between
+        versions, stores copied together: the messages and parts, kept under the session id
+        alone, are the same for all), the one OpenCode updated last (`time.updated`; on a tie the
+        last folder, as before). Before, the last folder's was always read: an older file's
+        title, folder and parent could hide the live one's, and a change to the live one was not
+        seen (the fingerprint covered one file)."""
+        def updated(i: int) -> tuple[float, int]:
+            info = self._read(files[i], [])
+            time = info.get("time") if isinstance(info, dict) and isinstance(info.get("time"), dict) else {}
+            value = time.get("updated")
+            return (value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0, i)
+        return files[max(range(len(files)), key=updated)]
+
+    def fingerprint(self, sid: str, session_file: Path, others: list[Path] = ()) -> dict[str, str]:
         """What tells whether any file of the session changed: {"fp": a hash of every file's name,
         size and mtime, "check": a hash of their `file_signature` checks}. A file rewritten to the
         same size with its mtime kept (a copy that keeps times, a restore, two writes in one coarse
-        tick) changes only "check": before it was kept, such a rewrite was never read again."""
+        tick) changes only "check": before it was kept, such a rewrite was never read again.
+        `others`: the session's files in other project folders (`newest`), hashed last."""
         digest, check = hashlib.sha256(), hashlib.sha256()
         files = [session_file]
         for message in self._files(self.storage / "message" / sid):
             files.append(message)
             files += self._files(self.storage / "part" / message.stem)
+        files += others
         for path in files:
             try:
                 size, mtime_ns, edges = file_signature(path)

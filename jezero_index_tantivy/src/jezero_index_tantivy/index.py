@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import threading
 import time
@@ -874,6 +875,12 @@ def _overlaps(needle: str) -> bool:
     return any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
 
 
+# tantivy's error when its reader cannot make `.tantivy-meta.lock` (a read-only mount). tantivy-py
+# (0.27) has no way to open an index without it: tantivy's ReadOnlyDirectory and the binding's
+# `Index.open_read_only` are open pull requests (quickwit-oss/tantivy#3058, tantivy-py#730).
+LOCK_REFUSED = "Failed to acquire Lockfile"
+
+
 def damaged(e: Exception) -> bool:
     """Whether tantivy's error says the index's files are damaged (DAMAGED)."""
     text = str(e)
@@ -978,11 +985,15 @@ class TantivyIndex(DerivedIndex):
                     "until `jezero run` upgrades it, and builds the index")
         if head is None:
             return None
-        notes = []
+        notes, locked = [], []
         for index, what in ((self, "items"), (self.message_index, "messages")):
             try:
                 searcher, applied = index._current()
             except ValueError as e:
+                if LOCK_REFUSED in str(e):  # a read-only mount: tantivy's reader cannot take its lock file
+                    why = re.search(r'message: "([^"]*)"', str(e))
+                    locked.append((what, why.group(1) if why else str(e)[:200]))
+                    continue
                 if not damaged(e):
                     raise
                 notes.append(f"its {what} index is damaged: fts5 answers until `jezero run` or `jezero reindex` "
@@ -998,6 +1009,10 @@ class TantivyIndex(DerivedIndex):
             elif applied.seq < head.seq:
                 notes.append(f"its {what} index is {head.seq - applied.seq} change(s) behind the library: "
                              "searches catch up, or `jezero reindex --catch-up`")
+        if locked:
+            whats = " and ".join(w for w, _ in locked)
+            notes.insert(0, f"its {whats} index{'es' if len(locked) > 1 else ''} cannot be read here: tantivy's reader "
+                            f"must write a lock file in the index folder ({locked[0][1]}), so fts5 answers every search")
         return "; ".join(notes) or None
 
     def message_matches(self, conn: apsw.Connection, request):
