@@ -46,6 +46,7 @@ import apsw
 
 from jezero import plugins
 from jezero.config import Config
+from jezero.ingest.segments import BLOCK_HEADER, anchor_hash, anchor_of
 from jezero.store import Store, StoreError, backends, fts_row, now_text, parse_stored_time
 from jezero.store.messages import prompt_hash
 
@@ -311,28 +312,21 @@ def renamed_uid(db, item_id: int, uid: str, source: str, session_id: str, segmen
     for first in itertools.islice(_first_blocks(old), FIRST_BLOCK_CANDIDATES):
         for at in times:
             for seen in range(segment_index + 1):
-                suffix = f"\n#{seen}" if seen else ""
-                if _anchor_hash(f"{at}\n{first}{suffix}") != wanted:
+                if anchor_hash(anchor_of(at, first, seen)) != wanted:
                     continue
                 new_first = clean(first)
                 if not new.startswith(new_first):
                     return uid
-                candidate = prefix + _anchor_hash(f"{at}\n{new_first}{suffix}")
+                candidate = prefix + anchor_hash(anchor_of(at, new_first, seen))
                 if candidate != uid and db.execute("SELECT 1 FROM items WHERE uid=?", (candidate,)).fetchone():
                     return uid
                 return candidate
     return uid
 
 
-def _anchor_hash(anchor: str) -> str:
-    return hashlib.sha256(anchor.encode()).hexdigest()[:12]
-
-
 def _first_blocks(original: str):
     """The candidates for the first rendered block of a stored original: up to each later line
     that reads as a block header (a block's own text may hold such a line)."""
-    from jezero.ingest.segments import _HEADER
-
     start = 0
     while True:
         end = original.find("\n[", start)
@@ -341,7 +335,7 @@ def _first_blocks(original: str):
             return
         line_end = original.find("\n", end + 1)
         line = original[end + 1:line_end if line_end != -1 else len(original)]
-        if _HEADER.match(line):
+        if BLOCK_HEADER.match(line):
             yield original[:end + 1]
         start = end + 1
 

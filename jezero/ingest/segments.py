@@ -57,12 +57,11 @@ def segment_session(session: Session, source: str, max_input_chars: int) -> list
         blocks = [kept[i] for i in members]
         text = "".join(rendered[i] for i in members)
         first = kept[members[0]]
-        anchor = f"{first.time.isoformat() if first.time else ''}\n{rendered[members[0]]}"
-        seen = starts.get(anchor, 0)
-        starts[anchor] = seen + 1
-        if seen:
-            anchor += f"\n#{seen}"
-        uid = f"{source}:{session.id}:{hashlib.sha256(anchor.encode()).hexdigest()[:12]}"
+        at = first.time.isoformat() if first.time else ""
+        start = anchor_of(at, rendered[members[0]])
+        seen = starts.get(start, 0)
+        starts[start] = seen + 1
+        uid = f"{source}:{session.id}:{anchor_hash(anchor_of(at, rendered[members[0]], seen))}"
         segments.append(Segment(
             uid=uid,
             source=source,
@@ -75,6 +74,18 @@ def segment_session(session: Session, source: str, max_input_chars: int) -> list
         ))
     check_unique(segments)
     return segments
+
+
+def anchor_of(time_text: str, first_block: str, seen: int = 0) -> str:
+    """What a segment's id hashes: its first block's time and rendering, and, for the `seen`-th
+    later segment of the session starting with the same block, that number."""
+    anchor = f"{time_text}\n{first_block}"
+    return f"{anchor}\n#{seen}" if seen else anchor
+
+
+def anchor_hash(anchor: str) -> str:
+    """The last part of a segment's id (`source:session:hash`)."""
+    return hashlib.sha256(anchor.encode()).hexdigest()[:12]
 
 
 class SegmentIdCollision(Exception):
@@ -103,7 +114,7 @@ def first_time(blocks: list[Block]) -> datetime | None:
     return min((b.time for b in blocks if b.time is not None), default=None)
 
 
-_HEADER = re.compile(
+BLOCK_HEADER = re.compile(
     r"^\[(user|assistant|tool|system)"
     r"(?: (text|thinking|tool_call|tool_result|summary|compaction|image|meta))?"
     r"(?: (?!error\])([^\]\s]+))?( error)?\]$"
@@ -114,7 +125,7 @@ def parse_rendered(text: str) -> list[Block]:
     """The blocks back from a stored original (what `jezero resummarize` sends again)."""
     blocks: list[Block] = []
     for line in text.split("\n"):
-        m = _HEADER.match(line)
+        m = BLOCK_HEADER.match(line)
         if m:
             blocks.append(Block(role=m[1], kind=m[2] or "text", text="", tool=m[3], is_error=bool(m[4])))
         elif blocks:
