@@ -42,6 +42,7 @@ from collections import OrderedDict
 import apsw
 
 from jezero.query import bm25, rare, stats
+from jezero.query.common import id_list
 from jezero.query.first_prompt import STOP_WORDS, fold
 from jezero.query.terms import parse_terms, split_tokenizer
 from jezero.store import FTS_COLUMNS, engines
@@ -609,6 +610,23 @@ def _cache_for(conn: apsw.Connection, index: stats.IndexStats, tokenizer: str) -
     return cache
 
 
+def folded_rows(conn: apsw.Connection, ids, tokenizer: str) -> dict[int, tuple]:
+    """The items' indexed columns folded as a case-folding trigram `tokenizer` folds them, each
+    {id: (rare.Row, its columns joined by NUL)} for the ids the index holds: read once and kept
+    with this index state's texts (_StateCache, shared with the rule's own reads of them: an
+    item changed since is read again). {} when the tokenizer does not fold (no rare.folder)."""
+    texts = _Texts(conn, ids, tokenizer)
+    if texts.fold is None:
+        return {}
+    rows = texts.cache.rows
+    out = {}
+    for i in ids:
+        found = rows.get(i)
+        if found is not None:
+            out[i] = found
+    return out
+
+
 def forget() -> None:
     """Drop every state's cache and the items' texts (tests: a cold start)."""
     with _caches_lock:
@@ -664,14 +682,14 @@ class _Texts:
             for rowid in missing:
                 known.setdefault(rowid, None)
             return
-        marks = ",".join("?" * len(missing))
+        listed, args = id_list(self.conn, missing)  # (one statement whatever the count)
         columns = {r[0]: list(r[1:]) for r in self.conn.execute(
-            f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM items_fts WHERE rowid IN ({marks})", missing)}
+            f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM items_fts WHERE rowid IN {listed}", args)}
         if self.fold is None:
             for rowid in missing:
                 known[rowid] = columns.get(rowid)
             return
-        sizes = dict(self.conn.execute(f"SELECT id, sz FROM items_fts_docsize WHERE id IN ({marks})", missing))
+        sizes = dict(self.conn.execute(f"SELECT id, sz FROM items_fts_docsize WHERE id IN {listed}", args))
         for rowid in missing:
             cols = columns.get(rowid)
             if cols is None:

@@ -12,6 +12,9 @@ The rules named here are constants of rules.py.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import apsw
 
 from jezero.query import messages as mq
@@ -23,6 +26,51 @@ from jezero.query.fused.messages_lane import _NONE
 _RANGES = ("SELECT i.id, (SELECT min(m.id) FROM messages AS m WHERE m.item_id = i.id), "
            "(SELECT max(m.id) FROM messages AS m WHERE m.item_id = i.id) "
            "FROM items AS i WHERE i.source = ? AND i.session_id = ? ORDER BY i.id")
+
+
+# The lookups' answers kept per state of the library's messages (the messages index's structure
+# record, which FTS5 rewrites at every write to it, and the library's last change number: a
+# message's project is also updated with its item's), for the last STATES_KEPT states, at most
+# LOOKUPS_KEPT answers a state (then it starts over). A lookup's answer depends only on the
+# messages in its item's id range and their columns under the filters, so in one state the same
+# lookup has the same answer; the load benchmark's warm searches ask ~20 a search
+# (benchmarks/load/README.md, 2026-12-06, `load12`).
+STATES_KEPT = 2
+LOOKUPS_KEPT = 50_000
+_STATE = ("SELECT (SELECT block FROM messages_fts_data WHERE id = 10), "
+          "(SELECT coalesce(max(seq), 0) FROM item_changes)")
+_kept: OrderedDict[tuple, dict] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _kept_for(conn: apsw.Connection) -> dict:
+    """The lookups' answers kept for the messages' state `conn` sees (a private dict when the state
+    cannot be read: a library without a messages index or a change log)."""
+    filename = getattr(conn, "filename", "") or ""
+    try:
+        row = conn.execute(_STATE).fetchone() if filename else None
+    except apsw.SQLError:
+        row = None
+    if row is None or row[0] is None:
+        return {}
+    key = (filename, bytes(row[0]), row[1])
+    with _kept_lock:
+        found = _kept.get(key)
+        if found is None:
+            found = _kept[key] = {}
+            while len(_kept) > STATES_KEPT:
+                _kept.popitem(last=False)
+        else:
+            _kept.move_to_end(key)
+        if len(found) > LOOKUPS_KEPT:
+            found.clear()
+    return found
+
+
+def forget() -> None:
+    """Drop every state's kept lookups (tests: a cold start)."""
+    with _kept_lock:
+        _kept.clear()
 
 
 class TranscriptRead:
@@ -43,6 +91,8 @@ class TranscriptRead:
                     f"{' AND ' + where if where else ''} LIMIT 1")
         self.ranges: dict[tuple[str, str], list] = {}
         self.found: dict[tuple, bool] = {}  # (item, lo, hi, expression) -> whether it matched
+        self.kept = _kept_for(conn)  # this state's answers, of every search's lookups
+        self.shape = (self.sql, *self.args)
 
     @classmethod
     def of(cls, conn: apsw.Connection, lane) -> "TranscriptRead":
@@ -57,8 +107,12 @@ class TranscriptRead:
         key = (item, lo, hi, expression)
         found = self.found.get(key)
         if found is None:  # (an interrupted lookup raises: nothing is kept of it)
-            found = self.found[key] = \
-                self.conn.execute(self.sql, [expression, lo, hi, item, *self.args]).fetchone() is not None
+            shared = (self.shape, key)
+            found = self.kept.get(shared)
+            if found is None:
+                found = self.kept[shared] = \
+                    self.conn.execute(self.sql, [expression, lo, hi, item, *self.args]).fetchone() is not None
+            self.found[key] = found
         return found
 
     def session_holds(self, key: tuple[str, str], expression: str) -> bool:

@@ -28,8 +28,7 @@ import tantivy
 
 from jezero.plugin import FTS_COLUMNS, Head, fts_row, library_head, open_readonly
 from jezero.plugin import IndexRequest as Request
-from jezero.query import bm25, rare, stats
-from jezero.query.common import id_list
+from jezero.query import bm25, current, rare, stats
 from jezero.query.terms import split_tokenizer
 
 log = logging.getLogger(__name__)
@@ -948,7 +947,7 @@ class TantivyIndex(DerivedIndex):
         # once per search.
         self._term_queries: tuple = (None, {})
         self._within: tuple = (None, {})  # _items_within's counts for one index state
-        self._fold_for: tuple = (None, None)  # (FTS5 index stats, _rescoring's folding for them)
+        self._fold_for: tuple = (None, None)  # (FTS5 index stats, _rescoring's tokenizer for them)
 
     @property
     def message_index(self):
@@ -1086,33 +1085,35 @@ class TantivyIndex(DerivedIndex):
         query = self._query(searcher, request)
         if query is None:
             return []
-        index, fold = self._rescoring(conn) if ITEMS_RESCORE else (None, None)
-        limit = request.pool if fold is None else min(request.pool, RESCORE_POOL)
+        index, tokenizer = self._rescoring(conn) if ITEMS_RESCORE else (None, None)
+        limit = request.pool if tokenizer is None else min(request.pool, RESCORE_POOL)
         found = _best(searcher, query, limit)
         if not found:
             return []
-        return found if fold is None else self._rescored(conn, request, found, fold, index)
+        return found if tokenizer is None else self._rescored(conn, request, found, tokenizer, index)
 
     def _rescoring(self, conn: apsw.Connection):
-        """(the FTS5 index's stats, the library's folding: a rare.Folder) when its items can be
-        re-scored as FTS5 scores them (ITEMS_RESCORE): its tokenizer is a case-folding trigram
-        one and its index holds rows; else (stats, None). The folding is looked up once per FTS5
-        index state (the tokenizer is the index's own: another one is another index)."""
+        """(the FTS5 index's stats, the library's tokenizer) when its items can be re-scored as
+        FTS5 scores them (ITEMS_RESCORE): its tokenizer is a case-folding trigram one (a
+        rare.folder) and its index holds rows; else (stats, None). The tokenizer is looked up
+        once per FTS5 index state (it is the index's own: another one is another index)."""
         index = stats.index_stats(conn)
         kept = self._fold_for
         if kept[0] is index:
             return index, kept[1]
         row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
-        fold = rare.folder(*split_tokenizer(row[0] if row else ""))
-        fold = fold if fold is not None and index.rows else None
-        self._fold_for = (index, fold)
-        return index, fold
+        tokenizer = row[0] if row else ""
+        fold = rare.folder(*split_tokenizer(tokenizer))
+        tokenizer = tokenizer if fold is not None and index.rows else None
+        self._fold_for = (index, tokenizer)
+        return index, tokenizer
 
     @staticmethod
-    def _rescored(conn: apsw.Connection, request: Request, found: list, fold, index=None) -> list:
+    def _rescored(conn: apsw.Connection, request: Request, found: list, tokenizer: str, index=None) -> list:
         """The items tantivy found, each scored by FTS5's bm25 of the query's terms, as
         fts5_aux.c computes it (ITEMS_RESCORE): its five columns read from the library and folded
-        as FTS5's trigram tokenizer folds them (`fold`), each term counted in each column as FTS5
+        as FTS5's trigram tokenizer folds them (`tokenizer`; kept per index state with the items'
+        current-first's texts: current.folded_rows), each term counted in each column as FTS5
         counts a phrase's hits (overlaps included), the row's size its folded columns' trigrams
         (what FTS5's docsize table holds), each term's n as FTS5 counts it (jezero.query.stats,
         kept per index state and saved beside the library). An item that holds none of the terms'
@@ -1130,18 +1131,14 @@ class TantivyIndex(DerivedIndex):
         avgdl = index.tokens / index.rows
         k1, b, weights = bm25.K1, bm25.B, bm25.WEIGHTS
         at_of = {i: at for i, _, at in found}
-        listed, ids = id_list(conn, list(at_of))  # (one statement whatever the count: its rows in id order)
         out, read = [], set()
-        for r in conn.execute(f"SELECT id, c0, c1, c2, c3, c4 FROM items_fts_content WHERE id IN {listed}", ids):
-            read.add(r[0])
-            values = [v or "" for v in r[1:]]
-            joined = "\0".join(values)
-            if joined.count("\0") != len(values) - 1:  # a column holds a NUL itself: one by one
-                columns = [fold(v) for v in values]
-                text = "\n".join(columns)
-            else:
-                text = fold(joined)
-                columns = text.split("\0")
+        # Its candidates' folded columns, kept with the index state's texts (current.folded_rows:
+        # the same rows the items' current-first reads; an item changed since is read again).
+        rows = current.folded_rows(conn, list(at_of), tokenizer)
+        for rowid in sorted(rows):  # (in id order, as the read of them was)
+            row, text = rows[rowid]
+            columns = row.text
+            read.add(rowid)
             size = sum([len(c) - 2 for c in columns if len(c) > 2])
             k = k1 * (1 - b + b * size / avgdl) if avgdl else k1
             relevance = 0.0
@@ -1163,7 +1160,7 @@ class TantivyIndex(DerivedIndex):
                     at = text.find(needle, at + step)
                 relevance += idf * ((f * (k1 + 1.0)) / (f + k))
             if relevance > 0.0:
-                out.append((r[0], relevance, at_of[r[0]]))
+                out.append((rowid, relevance, at_of[rowid]))
         if out:
             return out
         return [hit for hit in found if hit[0] in read]  # (an item deleted since: search leaves it out)
