@@ -9,7 +9,7 @@ REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(REPO / "tests")]
 import json, random, signal, subprocess, sys, time, shutil, tempfile
 from pathlib import Path
-from test_ingest_crash import make_specs, write_all, config, step
+from test_ingest_crash import make_specs, write_all, config
 from jz_support import jezero_command
 import apsw
 
