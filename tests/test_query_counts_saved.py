@@ -117,3 +117,18 @@ def test_the_file_is_its_owners_alone(tmp_path):
     forget_all()
     persisted.record(library, "s", ("abc",), 1)
     assert persisted.path_for(library).stat().st_mode & 0o777 == 0o600
+
+
+def test_a_damaged_file_is_made_again(tmp_path, caplog):
+    # A counts file that is not a database (a disk fault, another file under its name) would have
+    # left every process counting every term itself for good; it holds nothing the library lacks.
+    library = str(tmp_path / "lib.sqlite3")
+    counts = persisted.path_for(library)
+    counts.write_bytes(b"not a database, " * 512)
+    forget_all()
+    with caplog.at_level("WARNING", logger="jezero.query.persisted"):
+        persisted.record(library, "s", ("abc",), 7)
+    assert "damaged" in caplog.text and str(counts) in caplog.text
+    forget_all()
+    assert persisted.lookup(library, "s", ("abc",)) == 7
+    assert counts.stat().st_mode & 0o777 == 0o600

@@ -115,11 +115,28 @@ def _file(library: str) -> _File | None:
             return f
         try:
             f = _File(library)  # (a forked child opens its own: a connection is not shared across fork)
+        except (apsw.NotADBError, apsw.CorruptError) as e:
+            f = _made_again(library, e)
         except (apsw.Error, OSError) as e:
             log.debug("term counts not kept beside %s: %s", library, e)
             f = None
         _files[library] = f
         return f
+
+
+def _made_again(library: str, e: apsw.Error) -> _File | None:
+    """A counts file that is not a database (damaged, or another file under its name) is removed
+    and made again: it holds nothing the library does not, and kept as it was, every process would
+    count every term itself for as long as the library lives."""
+    path = path_for(library)
+    log.warning("term counts file %s is damaged (%s): made again", path, e)
+    try:
+        for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            name.unlink(missing_ok=True)
+        return _File(library)
+    except (apsw.Error, OSError) as again:
+        log.debug("term counts not kept beside %s: %s", library, again)
+        return None
 
 
 def load(library: str, state: str) -> dict[tuple, int]:
