@@ -69,7 +69,7 @@ def _engine_note(cfg) -> str | None:
     """What status says of an index engine's index when it is not in step (a read-only mount where
     tantivy cannot be read, an index not built or damaged: FTS5 answers), or None. Said, not a
     problem: every search is still answered."""
-    from jezero.cli.index import _index_condition
+    from jezero.cli.index import index_condition
     from jezero.store import engines
 
     name = cfg.search.engine
@@ -79,8 +79,8 @@ def _engine_note(cfg) -> str | None:
 
     if name not in plugins.index_engines():
         return f"search engine {name}: no installed plugin gives it, so fts5 answers every search"
-    note = _index_condition(name, cfg.library_path())
-    return f"search engine {name}{note.replace(';', ':', 1)}" if note else None
+    note = index_condition(name, cfg.library_path())
+    return f"search engine {name}: {note}" if note else None
 
 
 def _print(report) -> None:

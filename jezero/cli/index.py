@@ -69,26 +69,27 @@ def engine_line(cfg, items: int | None = None) -> str:
     if name != engines.BUILTIN:
         if name not in plugins.index_engines():
             return f"search engine: {name}, but no installed plugin gives it: searching with fts5"
-        return f"search engine: {name}" + _index_condition(name, cfg.library_path())
+        note = index_condition(name, cfg.library_path())
+        return f"search engine: {name}" + (f"; {note}" if note else "")
     advice = engine_advice(cfg, items)
     return "search engine: fts5 (inside the library)" + (f"; {advice}" if advice else "")
 
 
-def _index_condition(name: str, library) -> str:
-    """'; ' and what the engine says of its index when it is not in step (its `condition`), or ''."""
+def index_condition(name: str, library) -> str | None:
+    """What the engine says of its index when it is not in step (its `condition`), or None
+    (status and health say it)."""
     from jezero.store import engines
 
     if not library.exists():
-        return ""
+        return None
     found = engines.engine_for(name, library)
     condition = getattr(found, "condition", None)
     if condition is None:
-        return ""
+        return None
     try:
-        note = condition()
+        return condition() or None
     except Exception as e:  # status still shows the rest
-        note = f"its index cannot be read ({type(e).__name__}: {str(e)[:200]})"
-    return f"; {note}" if note else ""
+        return f"its index cannot be read ({type(e).__name__}: {str(e)[:200]})"
 
 
 def engine_advice(cfg, items: int | None = None) -> str | None:

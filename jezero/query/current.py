@@ -619,12 +619,7 @@ def folded_rows(conn: apsw.Connection, ids, tokenizer: str) -> dict[int, tuple]:
     if texts.fold is None:
         return {}
     rows = texts.cache.rows
-    out = {}
-    for i in ids:
-        found = rows.get(i)
-        if found is not None:
-            out[i] = found
-    return out
+    return {i: row for i in ids if (row := rows.get(i)) is not None}
 
 
 def forget() -> None:

@@ -20,6 +20,7 @@ made.)
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -48,8 +49,6 @@ def path_for(library: str) -> Path:
 
 
 def state_id(averages: bytes, structure: bytes) -> str:
-    import hashlib
-
     return hashlib.sha1(bytes(averages) + b"\0" + bytes(structure)).hexdigest()
 
 

@@ -1131,14 +1131,13 @@ class TantivyIndex(DerivedIndex):
         avgdl = index.tokens / index.rows
         k1, b, weights = bm25.K1, bm25.B, bm25.WEIGHTS
         at_of = {i: at for i, _, at in found}
-        out, read = [], set()
+        out = []
         # Its candidates' folded columns, kept with the index state's texts (current.folded_rows:
         # the same rows the items' current-first reads; an item changed since is read again).
         rows = current.folded_rows(conn, list(at_of), tokenizer)
         for rowid in sorted(rows):  # (in id order, as the read of them was)
             row, text = rows[rowid]
             columns = row.text
-            read.add(rowid)
             size = sum([len(c) - 2 for c in columns if len(c) > 2])
             k = k1 * (1 - b + b * size / avgdl) if avgdl else k1
             relevance = 0.0
@@ -1163,7 +1162,7 @@ class TantivyIndex(DerivedIndex):
                 out.append((rowid, relevance, at_of[rowid]))
         if out:
             return out
-        return [hit for hit in found if hit[0] in read]  # (an item deleted since: search leaves it out)
+        return [hit for hit in found if hit[0] in rows]  # (an item deleted since: search leaves it out)
 
     def _query(self, searcher, request: Request):
         clauses = []
